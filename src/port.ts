@@ -1,0 +1,115 @@
+/**
+ * The storage port: the only thing the core knows about where bytes live.
+ *
+ * Every backend is a tiny file system of relative, "/"-separated paths such as
+ * "sessions/--work-app--/2026-…_id.jsonl" or "blobs/<sha256>". The core owns all format logic.
+ */
+
+export type StorageErrorCode =
+  | "not-found" // the path does not exist where it must
+  | "quota" // the backend is out of space; nothing was changed
+  | "locked" // another writer holds the lock
+  | "corrupt" // stored bytes are not what they must be (bad session file, bad record)
+  | "io" // any other backend failure
+  | "unsupported" // the backend cannot do this here
+  | "invalid"; // the caller passed something malformed (a path with "..", a bad message)
+
+export class StorageError extends Error {
+  override readonly name = "StorageError";
+  readonly code: StorageErrorCode;
+  /** The storage path the error is about, when there is one. */
+  readonly path: string | undefined;
+
+  constructor(code: StorageErrorCode, message: string, options?: { path?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = options?.path;
+  }
+}
+
+export function isStorageError(error: unknown, code?: StorageErrorCode): error is StorageError {
+  return error instanceof StorageError && (code === undefined || error.code === code);
+}
+
+export interface FileStat {
+  size: number;
+  mtimeMs: number;
+}
+
+export interface DirEntry {
+  name: string;
+  kind: "file" | "dir";
+  /** Bytes for a file, 0 for a directory. */
+  size: number;
+  mtimeMs: number;
+}
+
+export interface ByteRange {
+  offset: number;
+  /** Bytes to read; to the end of the file when absent. */
+  length?: number;
+}
+
+/** An exclusive lock held until released. */
+export interface StorageLock {
+  release(): Promise<void>;
+}
+
+export interface StoragePort {
+  readonly kind: string;
+  /** Whole file, or a range of it (clamped to the file's end); null when the file does not exist. */
+  read(path: string, range?: ByteRange): Promise<Uint8Array | null>;
+  /** null when no file exists at the path. */
+  stat(path: string): Promise<FileStat | null>;
+  /** The direct children of a directory ("" is the root); [] when it does not exist. */
+  list(dir: string): Promise<DirEntry[]>;
+  /** Appends bytes, creating the file and its parents. */
+  append(path: string, data: Uint8Array): Promise<void>;
+  /** Atomic replace: a reader sees the old bytes or the new ones, never a mix. */
+  write(path: string, data: Uint8Array): Promise<void>;
+  /** Cuts a file to `size` bytes (size ≤ current size). */
+  truncate(path: string, size: number): Promise<void>;
+  /** Removes a file; succeeds when it is already gone. */
+  remove(path: string): Promise<void>;
+  /** Durability barrier for one file: resolves when its bytes survive a crash. */
+  sync?(path: string): Promise<void>;
+  /**
+   * Takes an exclusive lock named `key` across processes or tabs. Fails at once with a
+   * StorageError "locked" when a live owner holds it; it never waits.
+   */
+  acquireLock?(key: string): Promise<StorageLock>;
+  /** Releases handles and connections. */
+  close?(): Promise<void>;
+}
+
+const SEGMENT_FORBIDDEN = /[\\\0]/;
+
+/**
+ * Validates a storage path and returns it unchanged. Paths are relative, "/"-separated, with no
+ * empty, "." or ".." segments and no backslashes: every adapter maps them below its own root.
+ * "" names the root directory (valid for `list` only).
+ */
+export function checkStoragePath(path: string, options?: { allowRoot?: boolean }): string {
+  if (path === "" && options?.allowRoot) return path;
+  const segments = path.split("/");
+  const bad =
+    path === "" ||
+    path.startsWith("/") ||
+    /^[A-Za-z]:/.test(path) ||
+    segments.some((s) => s === "" || s === "." || s === ".." || SEGMENT_FORBIDDEN.test(s));
+  if (bad) throw new StorageError("invalid", `invalid storage path ${JSON.stringify(path)}`, { path });
+  return path;
+}
+
+export function parentDir(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i < 0 ? "" : path.slice(0, i);
+}
+
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+export function joinPath(...parts: string[]): string {
+  return parts.filter((p) => p !== "").join("/");
+}
