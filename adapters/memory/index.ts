@@ -1,0 +1,186 @@
+/**
+ * In-memory StoragePort: for tests and sessions that never touch a disk.
+ *
+ * Files live in a Map of path -> growable buffer; directories are implicit, derived from the
+ * paths of the files below them (so a directory disappears with its last file).
+ */
+import {
+  StorageError,
+  checkStoragePath,
+  parentDir,
+  type ByteRange,
+  type DirEntry,
+  type FileStat,
+  type StorageLock,
+  type StoragePort,
+} from "../../src/port.js";
+
+export type MemoryStorage = StoragePort & {
+  readonly kind: "memory";
+  sync(path: string): Promise<void>;
+  acquireLock(key: string): Promise<StorageLock>;
+};
+
+interface MemoryFile {
+  /** Bytes [0, size) are the file; the rest is spare capacity so appends stay O(1) amortized. */
+  buffer: Uint8Array;
+  size: number;
+  mtimeMs: number;
+}
+
+const MIN_CAPACITY = 256;
+
+export function memoryStorage(): MemoryStorage {
+  const files = new Map<string, MemoryFile>();
+  /** Directory path -> number of files below it; a directory exists while its count is > 0. */
+  const dirFileCounts = new Map<string, number>();
+  const heldLocks = new Set<string>();
+
+  function ancestors(path: string): string[] {
+    const dirs: string[] = [];
+    for (let dir = parentDir(path); dir !== ""; dir = parentDir(dir)) dirs.push(dir);
+    return dirs;
+  }
+
+  /** Registers a new file, rejecting paths that would make one name both a file and a directory. */
+  function createFile(path: string, buffer: Uint8Array, size: number): MemoryFile {
+    if (dirFileCounts.has(path)) {
+      throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: it is a directory`, { path });
+    }
+    const dirs = ancestors(path);
+    const fileAncestor = dirs.find((dir) => files.has(dir));
+    if (fileAncestor !== undefined) {
+      throw new StorageError(
+        "io",
+        `cannot create file ${JSON.stringify(path)}: ${JSON.stringify(fileAncestor)} is a file`,
+        { path },
+      );
+    }
+    for (const dir of dirs) dirFileCounts.set(dir, (dirFileCounts.get(dir) ?? 0) + 1);
+    const file = { buffer, size, mtimeMs: Date.now() };
+    files.set(path, file);
+    return file;
+  }
+
+  function deleteFile(path: string): void {
+    if (!files.delete(path)) return;
+    for (const dir of ancestors(path)) {
+      const count = (dirFileCounts.get(dir) ?? 1) - 1;
+      if (count === 0) dirFileCounts.delete(dir);
+      else dirFileCounts.set(dir, count);
+    }
+  }
+
+  return {
+    kind: "memory",
+
+    async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+      checkStoragePath(path);
+      const file = files.get(path);
+      if (!file) return null;
+      const [start, end] = clampRange(path, range, file.size);
+      return file.buffer.slice(start, end);
+    },
+
+    async stat(path: string): Promise<FileStat | null> {
+      checkStoragePath(path);
+      const file = files.get(path);
+      return file ? { size: file.size, mtimeMs: file.mtimeMs } : null;
+    },
+
+    async list(dir: string): Promise<DirEntry[]> {
+      checkStoragePath(dir, { allowRoot: true });
+      const prefix = dir === "" ? "" : `${dir}/`;
+      const children = new Map<string, DirEntry>();
+      for (const [path, file] of files) {
+        if (!path.startsWith(prefix)) continue;
+        const rest = path.slice(prefix.length);
+        const slash = rest.indexOf("/");
+        if (slash < 0) {
+          children.set(rest, { name: rest, kind: "file", size: file.size, mtimeMs: file.mtimeMs });
+          continue;
+        }
+        // A directory's mtime is the newest mtime of the files below it.
+        const name = rest.slice(0, slash);
+        const seen = children.get(name);
+        if (!seen || seen.mtimeMs < file.mtimeMs) children.set(name, { name, kind: "dir", size: 0, mtimeMs: file.mtimeMs });
+      }
+      return [...children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+
+    async append(path: string, data: Uint8Array): Promise<void> {
+      checkStoragePath(path);
+      const file = files.get(path) ?? createFile(path, new Uint8Array(Math.max(MIN_CAPACITY, data.length)), 0);
+      const needed = file.size + data.length;
+      if (needed > file.buffer.length) {
+        const grown = new Uint8Array(Math.max(needed, file.buffer.length * 2));
+        grown.set(file.buffer.subarray(0, file.size));
+        file.buffer = grown;
+      }
+      file.buffer.set(data, file.size);
+      file.size = needed;
+      file.mtimeMs = Date.now();
+    },
+
+    async write(path: string, data: Uint8Array): Promise<void> {
+      checkStoragePath(path);
+      const file = files.get(path);
+      if (file) {
+        file.buffer = data.slice();
+        file.size = data.length;
+        file.mtimeMs = Date.now();
+      } else {
+        createFile(path, data.slice(), data.length);
+      }
+    },
+
+    async truncate(path: string, size: number): Promise<void> {
+      checkStoragePath(path);
+      const file = files.get(path);
+      if (!file) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
+      if (!Number.isSafeInteger(size) || size < 0 || size > file.size) {
+        throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${file.size} bytes) to ${size} bytes`, {
+          path,
+        });
+      }
+      file.size = size;
+      file.mtimeMs = Date.now();
+    },
+
+    async remove(path: string): Promise<void> {
+      checkStoragePath(path);
+      deleteFile(path);
+    },
+
+    async sync(path: string): Promise<void> {
+      checkStoragePath(path);
+      if (!files.has(path)) throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
+    },
+
+    async acquireLock(key: string): Promise<StorageLock> {
+      checkStoragePath(key);
+      if (heldLocks.has(key)) throw new StorageError("locked", `${key} is locked by this process`, { path: key });
+      heldLocks.add(key);
+      let released = false;
+      return {
+        async release() {
+          // Only the first release frees the key: a later one must not free a newer holder's lock.
+          if (released) return;
+          released = true;
+          heldLocks.delete(key);
+        },
+      };
+    },
+  };
+}
+
+/** Validates a byte range and clamps it to a file of `size` bytes: [start, end). */
+function clampRange(path: string, range: ByteRange | undefined, size: number): [number, number] {
+  if (!range) return [0, size];
+  const { offset, length } = range;
+  if (!Number.isSafeInteger(offset) || offset < 0 || (length !== undefined && (!Number.isSafeInteger(length) || length < 0))) {
+    throw new StorageError("invalid", `invalid byte range ${JSON.stringify(range)} for ${JSON.stringify(path)}`, { path });
+  }
+  const start = Math.min(offset, size);
+  return [start, length === undefined ? size : Math.min(size, start + length)];
+}

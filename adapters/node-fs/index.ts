@@ -1,0 +1,426 @@
+/**
+ * StoragePort over a directory of real files (Node, Electron main process).
+ *
+ * Appends go through one cached "a" FileHandle per path (several times faster than appendFile);
+ * writes are atomic (temp file + fsync + rename); locks are O_EXCL lock files that name their
+ * owner so a crashed owner's lock can be taken over.
+ */
+import { randomBytes } from "node:crypto";
+import { open, mkdir, readdir, rename, stat, truncate, unlink, type FileHandle } from "node:fs/promises";
+import os from "node:os";
+import nodePath from "node:path";
+import {
+  StorageError,
+  baseName,
+  checkStoragePath,
+  type ByteRange,
+  type DirEntry,
+  type FileStat,
+  type StorageLock,
+  type StoragePort,
+} from "../../src/port.js";
+
+export interface NodeFsStorageOptions {
+  /** Directory that holds everything; "~/" expands to the home directory. Created on first write. */
+  root: string;
+}
+
+export type NodeFsStorage = StoragePort & {
+  readonly kind: "node-fs";
+  /** The absolute root directory. */
+  readonly root: string;
+  sync(path: string): Promise<void>;
+  acquireLock(key: string): Promise<StorageLock>;
+  close(): Promise<void>;
+};
+
+/** Open append handles kept at once; the least recently used one is closed beyond this. */
+const MAX_APPEND_HANDLES = 32;
+/** An unreadable lock file younger than this may be one whose owner is still writing it. */
+const UNREADABLE_LOCK_GRACE_MS = 10_000;
+const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+interface LockOwner {
+  pid: number;
+  hostname: string;
+  acquiredAt: string;
+}
+
+export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
+  const root = expandRoot(options.root);
+  /** path -> open "a" handle; Map order is recency order (oldest first). */
+  const appendHandles = new Map<string, FileHandle>();
+  /** path -> tail of the chain of operations that change that file, so they run in call order. */
+  const queues = new Map<string, Promise<void>>();
+
+  function toFile(path: string): string {
+    return nodePath.join(root, ...checkStoragePath(path).split("/"));
+  }
+
+  function serialize<T>(path: string, operation: () => Promise<T>): Promise<T> {
+    const previous = queues.get(path) ?? Promise.resolve();
+    const result = previous.then(operation);
+    const tail = result.then(ignore, ignore);
+    queues.set(path, tail);
+    void tail.then(() => {
+      if (queues.get(path) === tail) queues.delete(path);
+    });
+    return result;
+  }
+
+  /** Call inside `serialize(path, …)`. */
+  async function appendHandle(path: string, file: string): Promise<FileHandle> {
+    const cached = appendHandles.get(path);
+    if (cached) {
+      appendHandles.delete(path);
+      appendHandles.set(path, cached);
+      return cached;
+    }
+    let handle: FileHandle;
+    try {
+      handle = await open(file, "a");
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw error;
+      await mkdir(nodePath.dirname(file), { recursive: true });
+      handle = await open(file, "a");
+    }
+    appendHandles.set(path, handle);
+    for (const [evictedPath, evicted] of appendHandles) {
+      if (appendHandles.size <= MAX_APPEND_HANDLES) break;
+      appendHandles.delete(evictedPath);
+      // Closed through its own path's queue, so an append in flight on it finishes first.
+      void serialize(evictedPath, () => evicted.close()).catch(ignore);
+    }
+    return handle;
+  }
+
+  /** Call inside `serialize(path, …)`. */
+  async function dropAppendHandle(path: string): Promise<void> {
+    const handle = appendHandles.get(path);
+    if (!handle) return;
+    appendHandles.delete(path);
+    await handle.close();
+  }
+
+  async function lockOwner(lockFile: string): Promise<{ owner: LockOwner | null; mtimeMs: number } | "gone"> {
+    let text: string;
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await stat(lockFile)).mtimeMs;
+      text = await readText(lockFile);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") return "gone";
+      throw error;
+    }
+    return { owner: parseLockOwner(text), mtimeMs };
+  }
+
+  async function tryAcquire(key: string, lockFile: string, mayTakeOver: boolean): Promise<StorageLock> {
+    const owner: LockOwner = { pid: process.pid, hostname: os.hostname(), acquiredAt: new Date().toISOString() };
+    try {
+      await createExclusive(lockFile, JSON.stringify(owner));
+    } catch (error) {
+      if (errorCode(error) !== "EEXIST") throw error;
+      const found = await lockOwner(lockFile);
+      if (found === "gone") {
+        if (mayTakeOver) return tryAcquire(key, lockFile, false);
+        throw new StorageError("locked", `${key} is locked (its lock file changed while it was being acquired)`, {
+          path: key,
+          cause: error,
+        });
+      }
+      const stale =
+        found.owner === null
+          ? Date.now() - found.mtimeMs > UNREADABLE_LOCK_GRACE_MS
+          : found.owner.hostname === os.hostname() && !isProcessAlive(found.owner.pid);
+      if (stale && mayTakeOver) {
+        await unlinkIfPresent(lockFile);
+        return tryAcquire(key, lockFile, false);
+      }
+      const by = found.owner ? `by pid ${found.owner.pid} on host ${found.owner.hostname}` : "by an unreadable lock file";
+      throw new StorageError("locked", `${key} is locked ${by}`, { path: key, cause: error });
+    }
+    let released = false;
+    return {
+      async release() {
+        if (released) return;
+        released = true;
+        try {
+          await unlinkIfPresent(lockFile);
+        } catch (error) {
+          throw toStorageError(error, "release lock", key);
+        }
+      },
+    };
+  }
+
+  return {
+    kind: "node-fs",
+    root,
+
+    async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+      const file = toFile(path);
+      checkRange(path, range);
+      let handle: FileHandle;
+      try {
+        handle = await open(file, "r");
+      } catch (error) {
+        if (isMissing(error)) return null;
+        throw toStorageError(error, "read", path);
+      }
+      try {
+        const info = await handle.stat();
+        if (!info.isFile()) return null;
+        const start = Math.min(range?.offset ?? 0, info.size);
+        const end = range?.length === undefined ? info.size : Math.min(info.size, start + range.length);
+        const bytes = new Uint8Array(end - start);
+        let filled = 0;
+        while (filled < bytes.length) {
+          const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, start + filled);
+          if (bytesRead === 0) return bytes.subarray(0, filled); // truncated while we read
+          filled += bytesRead;
+        }
+        return bytes;
+      } catch (error) {
+        throw toStorageError(error, "read", path);
+      } finally {
+        await handle.close();
+      }
+    },
+
+    async stat(path: string): Promise<FileStat | null> {
+      const file = toFile(path);
+      try {
+        const info = await stat(file);
+        return info.isFile() ? { size: info.size, mtimeMs: info.mtimeMs } : null;
+      } catch (error) {
+        if (isMissing(error)) return null;
+        throw toStorageError(error, "stat", path);
+      }
+    },
+
+    async list(dir: string): Promise<DirEntry[]> {
+      checkStoragePath(dir, { allowRoot: true });
+      const dirPath = dir === "" ? root : toFile(dir);
+      try {
+        const names = (await readdir(dirPath)).filter((name) => !TEMP_FILE.test(name)).sort();
+        const entries = await Promise.all(
+          names.map(async (name): Promise<DirEntry | null> => {
+            try {
+              const info = await stat(nodePath.join(dirPath, name));
+              if (info.isFile()) return { name, kind: "file", size: info.size, mtimeMs: info.mtimeMs };
+              if (info.isDirectory()) return { name, kind: "dir", size: 0, mtimeMs: info.mtimeMs };
+              return null;
+            } catch (error) {
+              if (isMissing(error)) return null; // removed since readdir
+              throw error;
+            }
+          }),
+        );
+        return entries.filter((entry) => entry !== null);
+      } catch (error) {
+        if (isMissing(error)) return [];
+        throw toStorageError(error, "list", dir);
+      }
+    },
+
+    async append(path: string, data: Uint8Array): Promise<void> {
+      const file = toFile(path);
+      return serialize(path, async () => {
+        try {
+          const handle = await appendHandle(path, file);
+          let written = 0;
+          while (written < data.length) {
+            written += (await handle.write(data, written, data.length - written)).bytesWritten;
+          }
+        } catch (error) {
+          throw toStorageError(error, "append to", path);
+        }
+      });
+    },
+
+    async write(path: string, data: Uint8Array): Promise<void> {
+      const file = toFile(path);
+      return serialize(path, async () => {
+        const dir = nodePath.dirname(file);
+        const temp = nodePath.join(dir, `.${baseName(path)}.${randomBytes(6).toString("hex")}.tmp`);
+        try {
+          // The append handle points at the inode the rename is about to replace.
+          await dropAppendHandle(path);
+          await mkdir(dir, { recursive: true });
+          const handle = await open(temp, "wx");
+          try {
+            await handle.writeFile(data);
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+          await rename(temp, file);
+        } catch (error) {
+          await unlinkIfPresent(temp).catch(ignore);
+          throw toStorageError(error, "write", path);
+        }
+        await syncDirectory(dir);
+      });
+    },
+
+    async truncate(path: string, size: number): Promise<void> {
+      const file = toFile(path);
+      return serialize(path, async () => {
+        try {
+          const current = (await stat(file)).size;
+          if (!Number.isSafeInteger(size) || size < 0 || size > current) {
+            throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${current} bytes) to ${size} bytes`, {
+              path,
+            });
+          }
+          await truncate(file, size);
+        } catch (error) {
+          throw toStorageError(error, "truncate", path);
+        }
+      });
+    },
+
+    async remove(path: string): Promise<void> {
+      const file = toFile(path);
+      return serialize(path, async () => {
+        try {
+          await dropAppendHandle(path);
+          await unlinkIfPresent(file);
+        } catch (error) {
+          throw toStorageError(error, "remove", path);
+        }
+      });
+    },
+
+    async sync(path: string): Promise<void> {
+      const file = toFile(path);
+      return serialize(path, async () => {
+        try {
+          const cached = appendHandles.get(path);
+          if (cached) return await cached.sync();
+          const handle = await open(file, "r+");
+          try {
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+        } catch (error) {
+          throw toStorageError(error, "sync", path);
+        }
+      });
+    },
+
+    async acquireLock(key: string): Promise<StorageLock> {
+      const lockFile = `${toFile(key)}.lock`;
+      try {
+        await mkdir(nodePath.dirname(lockFile), { recursive: true });
+        return await tryAcquire(key, lockFile, true);
+      } catch (error) {
+        throw toStorageError(error, "lock", key);
+      }
+    },
+
+    async close(): Promise<void> {
+      const paths = [...appendHandles.keys()];
+      await Promise.all(paths.map((path) => serialize(path, () => dropAppendHandle(path)).catch(ignore)));
+    },
+  };
+}
+
+function expandRoot(root: string): string {
+  if (root === "~" || root.startsWith("~/")) return nodePath.resolve(os.homedir(), root.slice(2));
+  return nodePath.resolve(root);
+}
+
+function checkRange(path: string, range: ByteRange | undefined): void {
+  if (!range) return;
+  const { offset, length } = range;
+  if (!Number.isSafeInteger(offset) || offset < 0 || (length !== undefined && (!Number.isSafeInteger(length) || length < 0))) {
+    throw new StorageError("invalid", `invalid byte range ${JSON.stringify(range)} for ${JSON.stringify(path)}`, { path });
+  }
+}
+
+async function createExclusive(file: string, text: string): Promise<void> {
+  const handle = await open(file, "wx");
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readText(file: string): Promise<string> {
+  const handle = await open(file, "r");
+  try {
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseLockOwner(text: string): LockOwner | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== "object" || value === null) return null;
+    const { pid, hostname, acquiredAt } = value as Record<string, unknown>;
+    if (!Number.isSafeInteger(pid) || (pid as number) <= 0 || typeof hostname !== "string") return null;
+    return { pid: pid as number, hostname, acquiredAt: typeof acquiredAt === "string" ? acquiredAt : "" };
+  } catch {
+    return null;
+  }
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return errorCode(error) !== "ESRCH";
+  }
+}
+
+/** Makes a rename durable; some platforms (Windows) cannot open a directory, so best effort. */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // The rename itself succeeded; only its durability across a crash is not guaranteed here.
+  }
+}
+
+async function unlinkIfPresent(file: string): Promise<void> {
+  try {
+    await unlink(file);
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") throw error;
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined;
+}
+
+function isMissing(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+function toStorageError(error: unknown, action: string, path: string): StorageError {
+  if (error instanceof StorageError) return error;
+  const code = errorCode(error);
+  // EEXIST only means "locked" for lock files, and tryAcquire reports that itself.
+  const kind = code === "ENOENT" ? "not-found" : code === "ENOSPC" || code === "EDQUOT" ? "quota" : "io";
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StorageError(kind, `cannot ${action} ${JSON.stringify(path)}: ${reason}`, { path, cause: error });
+}
+
+function ignore(): void {}

@@ -1,0 +1,329 @@
+/**
+ * The conformance suite every StoragePort passes, in Node and in a real browser alike: so it uses
+ * only universal APIs (Uint8Array, TextEncoder), never node:* or Buffer.
+ *
+ * Each test works below its own unique directory, so `makePort` may hand out one shared port.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StorageError, type StorageErrorCode, type StoragePort } from "../../src/port.js";
+
+export interface PortUnderTest {
+  port: StoragePort;
+  /** Releases what makePort created (close the port, delete a temp dir); runs after each test. */
+  cleanup?: () => Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const INVALID_PATHS = ["../x", "/abs", "a//b", "a\\b", "C:/x", ""];
+
+let testDirCounter = 0;
+
+export function describePortConformance(name: string, makePort: () => Promise<PortUnderTest>): void {
+  describe(`StoragePort conformance: ${name}`, () => {
+    let port: StoragePort;
+    let cleanup: (() => Promise<void>) | undefined;
+    /** This test's own top-level directory. */
+    let dir: string;
+
+    beforeEach(async () => {
+      ({ port, cleanup } = await makePort());
+      dir = `conformance-${++testDirCounter}-${Math.random().toString(36).slice(2, 10)}`;
+    });
+
+    afterEach(async () => {
+      await cleanup?.();
+    });
+
+    async function readText(path: string, range?: { offset: number; length?: number }): Promise<string | null> {
+      const bytes = await port.read(path, range);
+      return bytes === null ? null : decoder.decode(bytes);
+    }
+
+    it("reads and stats a missing file as null", async () => {
+      expect(await port.read(`${dir}/missing.txt`)).toBeNull();
+      expect(await port.read(`${dir}/missing.txt`, { offset: 0, length: 4 })).toBeNull();
+      expect(await port.stat(`${dir}/missing.txt`)).toBeNull();
+    });
+
+    it("append creates the file and its parent directories", async () => {
+      await port.append(`${dir}/a/b/c.txt`, encoder.encode("abc"));
+
+      expect(await readText(`${dir}/a/b/c.txt`)).toBe("abc");
+      expect(await port.list(`${dir}/a/b`)).toMatchObject([{ name: "c.txt", kind: "file", size: 3 }]);
+      expect(await port.list(`${dir}/a`)).toMatchObject([{ name: "b", kind: "dir", size: 0 }]);
+      expect(await port.list(dir)).toMatchObject([{ name: "a", kind: "dir" }]);
+      expect((await port.list("")).find((entry) => entry.name === dir)).toMatchObject({ name: dir, kind: "dir" });
+    });
+
+    it("an empty append creates an empty file", async () => {
+      await port.append(`${dir}/empty`, new Uint8Array(0));
+
+      expect(await port.stat(`${dir}/empty`)).toMatchObject({ size: 0 });
+      expect(await port.read(`${dir}/empty`)).toEqual(new Uint8Array(0));
+    });
+
+    it("several appends read back as their concatenation", async () => {
+      for (const part of ["one\n", "two\n", "", "three\n"]) await port.append(`${dir}/log`, encoder.encode(part));
+
+      const bytes = await port.read(`${dir}/log`);
+      expect(bytes).toBeInstanceOf(Uint8Array);
+      expect(decoder.decode(bytes!)).toBe("one\ntwo\nthree\n");
+    });
+
+    it("reads byte ranges, clamped to the end of the file", async () => {
+      const path = `${dir}/range`;
+      await port.append(path, encoder.encode("hello "));
+      await port.append(path, encoder.encode("world!"));
+
+      expect(await readText(path, { offset: 6 })).toBe("world!");
+      expect(await readText(path, { offset: 1, length: 3 })).toBe("ell");
+      expect(await readText(path, { offset: 4, length: 4 })).toBe("o wo"); // spans both appends
+      expect(await readText(path, { offset: 8, length: 100 })).toBe("rld!");
+      expect(await readText(path, { offset: 12 })).toBe("");
+      expect(await readText(path, { offset: 100, length: 5 })).toBe("");
+      expect(await readText(path, { offset: 3, length: 0 })).toBe("");
+    });
+
+    it("stat reports size and an mtime that does not go back after an append", async () => {
+      const path = `${dir}/stat`;
+      await port.append(path, encoder.encode("12345"));
+      const before = await port.stat(path);
+      expect(before).toMatchObject({ size: 5 });
+      expect(Number.isFinite(before!.mtimeMs)).toBe(true);
+
+      await port.append(path, encoder.encode("678"));
+      const after = await port.stat(path);
+
+      expect(after!.size).toBe(8);
+      expect(after!.mtimeMs).toBeGreaterThanOrEqual(before!.mtimeMs);
+    });
+
+    it("lists files and subdirectories with kinds and sizes, and [] for a missing directory", async () => {
+      await port.append(`${dir}/list/a.txt`, encoder.encode("aaa"));
+      await port.write(`${dir}/list/b.bin`, encoder.encode("bbbbb"));
+      await port.append(`${dir}/list/sub/c.txt`, encoder.encode("c"));
+
+      const entries = (await port.list(`${dir}/list`)).sort((x, y) => (x.name < y.name ? -1 : 1));
+
+      expect(entries.map(({ name, kind, size }) => ({ name, kind, size }))).toEqual([
+        { name: "a.txt", kind: "file", size: 3 },
+        { name: "b.bin", kind: "file", size: 5 },
+        { name: "sub", kind: "dir", size: 0 },
+      ]);
+      for (const entry of entries) expect(Number.isFinite(entry.mtimeMs)).toBe(true);
+      expect(await port.list(`${dir}/no-such-dir`)).toEqual([]);
+    });
+
+    it("write replaces the content and creates parent directories", async () => {
+      const path = `${dir}/w/x/y.txt`;
+      await port.write(path, encoder.encode("a rather long first version"));
+      await port.write(path, encoder.encode("second"));
+
+      expect(await readText(path)).toBe("second");
+      expect(await port.stat(path)).toMatchObject({ size: 6 });
+      expect(await port.list(`${dir}/w/x`)).toMatchObject([{ name: "y.txt", kind: "file", size: 6 }]);
+    });
+
+    it("a read during a write sees the old bytes or the new ones, never a mix", async () => {
+      const path = `${dir}/atomic`;
+      const old = new Uint8Array(256 * KiB).fill(1);
+      const next = new Uint8Array(384 * KiB).fill(2);
+      await port.write(path, old);
+
+      const writing = port.write(path, next);
+      const seen = await Promise.all(Array.from({ length: 8 }, () => port.read(path)));
+      await writing;
+
+      for (const bytes of seen) {
+        const expected = bytes!.length === old.length ? old : next;
+        expect(bytes!.length).toBe(expected.length);
+        expect(checksum(bytes!)).toBe(checksum(expected));
+      }
+      expect(checksum((await port.read(path))!)).toBe(checksum(next));
+    });
+
+    it("an append after a write continues after the written bytes", async () => {
+      const path = `${dir}/write-append`;
+      await port.append(path, encoder.encode("stale content that write replaces"));
+      await port.write(path, encoder.encode("fresh"));
+      await port.append(path, encoder.encode("+more"));
+
+      expect(await readText(path)).toBe("fresh+more");
+    });
+
+    it("truncate cuts a file, and later appends continue from the cut", async () => {
+      const path = `${dir}/truncate`;
+      await port.append(path, encoder.encode("hello world"));
+
+      await port.truncate(path, 5);
+      expect(await readText(path)).toBe("hello");
+      expect(await port.stat(path)).toMatchObject({ size: 5 });
+
+      await port.append(path, encoder.encode("!"));
+      expect(await readText(path)).toBe("hello!");
+
+      await port.truncate(path, 0);
+      expect(await readText(path)).toBe("");
+    });
+
+    it("truncate of a missing file fails with not-found", async () => {
+      await expectStorageError(port.truncate(`${dir}/missing`, 0), "not-found");
+    });
+
+    it("remove deletes the file and is idempotent", async () => {
+      await port.append(`${dir}/rm/gone.txt`, encoder.encode("x"));
+      await port.append(`${dir}/rm/kept.txt`, encoder.encode("y"));
+
+      await port.remove(`${dir}/rm/gone.txt`);
+      await port.remove(`${dir}/rm/gone.txt`);
+      await port.remove(`${dir}/rm/never-existed.txt`);
+
+      expect(await port.read(`${dir}/rm/gone.txt`)).toBeNull();
+      expect(await port.stat(`${dir}/rm/gone.txt`)).toBeNull();
+      expect((await port.list(`${dir}/rm`)).map((entry) => entry.name)).toEqual(["kept.txt"]);
+    });
+
+    it("rejects invalid paths with StorageError 'invalid'", async () => {
+      const data = encoder.encode("x");
+      for (const path of INVALID_PATHS) {
+        await expectStorageError(port.read(path), "invalid", path);
+        await expectStorageError(port.append(path, data), "invalid", path);
+        await expectStorageError(port.write(path, data), "invalid", path);
+        await expectStorageError(port.stat(path), "invalid", path);
+        await expectStorageError(port.truncate(path, 0), "invalid", path);
+        await expectStorageError(port.remove(path), "invalid", path);
+      }
+      await expectStorageError(port.list("../x"), "invalid", "../x");
+    });
+
+    it("round-trips all 256 byte values through append and write", async () => {
+      const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+      await port.append(`${dir}/bytes-appended`, all);
+      await port.write(`${dir}/bytes-written`, all);
+
+      expect(await port.read(`${dir}/bytes-appended`)).toEqual(all);
+      expect(await port.read(`${dir}/bytes-written`)).toEqual(all);
+    });
+
+    it("keeps its own copies: mutating a read result or a stored buffer changes nothing stored", async () => {
+      const appended = encoder.encode("abc");
+      const written = encoder.encode("xyz");
+      await port.append(`${dir}/appended`, appended);
+      await port.write(`${dir}/written`, written);
+      appended.fill(0);
+      written.fill(0);
+
+      (await port.read(`${dir}/appended`))!.fill(0);
+      (await port.read(`${dir}/written`))!.fill(0);
+
+      expect(await readText(`${dir}/appended`)).toBe("abc");
+      expect(await readText(`${dir}/written`)).toBe("xyz");
+    });
+
+    it("a 5 MiB file appended in 64 KiB chunks reads back equal, also as a range", async () => {
+      const path = `${dir}/big`;
+      const source = pseudoRandomBytes(5 * MiB, 42);
+      for (let offset = 0; offset < source.length; offset += 64 * KiB) {
+        await port.append(path, source.subarray(offset, offset + 64 * KiB));
+      }
+
+      const whole = (await port.read(path))!;
+      expect(whole.length).toBe(source.length);
+      expect(checksum(whole)).toBe(checksum(source));
+
+      const offset = 40 * 64 * KiB - 512; // straddles two appended chunks
+      const range = (await port.read(path, { offset, length: KiB }))!;
+      expect(range.length).toBe(KiB);
+      expect(checksum(range)).toBe(checksum(source.subarray(offset, offset + KiB)));
+    });
+
+    it("200 appends issued without awaiting land in call order", async () => {
+      const path = `${dir}/ordered`;
+      const lines = Array.from({ length: 200 }, (_, i) => `line ${i}\n`);
+
+      await Promise.all(lines.map((line) => port.append(path, encoder.encode(line))));
+
+      expect(await readText(path)).toBe(lines.join(""));
+    });
+
+    it("interleaved appends to two files stay separate", async () => {
+      const pending: Promise<void>[] = [];
+      for (let i = 0; i < 100; i++) {
+        pending.push(port.append(`${dir}/left`, encoder.encode(`L${i};`)));
+        pending.push(port.append(`${dir}/right`, encoder.encode(`R${i};`)));
+      }
+      await Promise.all(pending);
+
+      const expected = (prefix: string) => Array.from({ length: 100 }, (_, i) => `${prefix}${i};`).join("");
+      expect(await readText(`${dir}/left`)).toBe(expected("L"));
+      expect(await readText(`${dir}/right`)).toBe(expected("R"));
+    });
+
+    it("sync resolves and leaves the content unchanged", async (context) => {
+      if (!port.sync) return context.skip("this port has no sync");
+      const path = `${dir}/synced`;
+      await port.append(path, encoder.encode("appended"));
+      await port.sync(path);
+      expect(await readText(path)).toBe("appended");
+
+      await port.write(path, encoder.encode("written"));
+      await port.sync(path);
+      expect(await readText(path)).toBe("written");
+    });
+
+    it("acquireLock is exclusive per key until released", async (context) => {
+      if (!port.acquireLock) return context.skip("this port has no acquireLock");
+      const first = await port.acquireLock(`${dir}/writer`);
+      const error = await expectStorageError(port.acquireLock(`${dir}/writer`), "locked");
+      expect(error.message).toContain(`${dir}/writer`);
+
+      const other = await port.acquireLock(`${dir}/other-writer`);
+
+      await first.release();
+      await first.release();
+      const second = await port.acquireLock(`${dir}/writer`);
+      await second.release();
+      await other.release();
+    });
+  });
+}
+
+/** Awaits a promise that must reject with a StorageError of `code`, and returns that error. */
+export async function expectStorageError(
+  promise: Promise<unknown>,
+  code: StorageErrorCode,
+  what = "",
+): Promise<StorageError> {
+  const outcome = await promise.then(
+    (value: unknown) => ({ resolved: value }),
+    (error: unknown) => ({ rejected: error }),
+  );
+  expect(outcome, `${what} should reject`).toHaveProperty("rejected");
+  const error = (outcome as { rejected: unknown }).rejected;
+  expect(error, what).toBeInstanceOf(StorageError);
+  expect((error as StorageError).code, what).toBe(code);
+  return error as StorageError;
+}
+
+/** FNV-1a: cheap enough for megabytes, and a changed, missing or moved byte almost surely changes it. */
+export function checksum(bytes: Uint8Array): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
+}
+
+/** Deterministic bytes (xorshift32) so a failure reproduces. */
+export function pseudoRandomBytes(length: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  let state = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    bytes[i] = state & 0xff;
+  }
+  return bytes;
+}
