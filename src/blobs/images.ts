@@ -1,0 +1,127 @@
+/**
+ * Image blocks {type:"image", data, mimeType} inside `content` arrays: externalized into the blob
+ * store when their base64 is at least 1024 chars, resolved back to base64 on load.
+ *
+ * A synchronous scan finds the blocks first, so entries without images (nearly all) cost no
+ * async work; the input is never mutated (copies are made along changed paths only).
+ */
+import { base64ToBytes, bytesToBase64 } from "./base64.js";
+import { BLOB_REF_PREFIX, type BlobStore } from "./blob-store.js";
+
+export const EXTERNALIZE_MIN_BASE64 = 1024;
+
+interface ImageBlock {
+  type: "image";
+  data: string;
+  [key: string]: unknown;
+}
+
+function isImageBlock(value: unknown): value is ImageBlock {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { type?: unknown }).type === "image" &&
+    typeof (value as { data?: unknown }).data === "string"
+  );
+}
+
+/** Visits every image block of every `content` array in `value`. */
+function forEachContentImage(value: unknown, visit: (block: ImageBlock) => void, inContent = false): void {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (inContent && isImageBlock(item)) visit(item);
+      else if (typeof item === "object" && item !== null) forEachContentImage(item, visit);
+    }
+  } else if (typeof value === "object" && value !== null) {
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key];
+      if (typeof item === "object" && item !== null) forEachContentImage(item, visit, key === "content");
+    }
+  }
+}
+
+/** Copy of `value` with the blocks in `replacements` given new data; shares everything else. */
+function withReplacedImages(value: unknown, replacements: ReadonlyMap<ImageBlock, string>): unknown {
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const data = isImageBlock(item) ? replacements.get(item) : undefined;
+      const next = data !== undefined ? { ...(item as ImageBlock), data } : typeof item === "object" && item !== null ? withReplacedImages(item, replacements) : item;
+      if (next !== item) (copy ??= value.slice())[i] = next;
+    });
+    return copy ?? value;
+  }
+  if (typeof value === "object" && value !== null) {
+    let copy: Record<string, unknown> | undefined;
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key];
+      if (typeof item !== "object" || item === null) continue;
+      const next = withReplacedImages(item, replacements);
+      if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
+    }
+    return copy ?? value;
+  }
+  return value;
+}
+
+async function rewriteImages<T>(value: T, rewrite: (data: string) => Promise<string | null>, wanted: (data: string) => boolean): Promise<T> {
+  const blocks: ImageBlock[] = [];
+  forEachContentImage(value, (block) => {
+    if (wanted(block.data)) blocks.push(block);
+  });
+  if (blocks.length === 0) return value;
+  const replacements = new Map<ImageBlock, string>();
+  for (const block of blocks) {
+    const data = await rewrite(block.data);
+    if (data !== null && data !== block.data) replacements.set(block, data);
+  }
+  return replacements.size === 0 ? value : (withReplacedImages(value, replacements) as T);
+}
+
+const isInlineLarge = (data: string) => data.length >= EXTERNALIZE_MIN_BASE64 && !data.startsWith(BLOB_REF_PREFIX);
+const isRef = (data: string) => data.startsWith(BLOB_REF_PREFIX);
+
+/** Moves large inline images of `value` into `blobs`; returns a copy where something moved. */
+export function externalizeImages<T>(value: T, blobs: BlobStore): Promise<T> {
+  return rewriteImages(
+    value,
+    async (data) => {
+      const bytes = base64ToBytes(data);
+      return bytes ? blobs.put(bytes) : null; // not base64: keep it as written
+    },
+    isInlineLarge,
+  );
+}
+
+/** Replaces blob refs of `value` with base64; a missing blob keeps its ref and is reported. */
+export function resolveImages<T>(value: T, blobs: BlobStore, onMissing: (ref: string) => void): Promise<T> {
+  return rewriteImages(
+    value,
+    async (data) => {
+      const bytes = await blobs.get(data).catch(() => null);
+      if (!bytes) {
+        onMissing(data);
+        return null;
+      }
+      return bytesToBase64(bytes);
+    },
+    isRef,
+  );
+}
+
+/** True when `value` has a blob ref in a content array (a cheap synchronous check). */
+export function hasBlobRefs(value: unknown): boolean {
+  let found = false;
+  forEachContentImage(value, (block) => {
+    found ||= isRef(block.data);
+  });
+  return found;
+}
+
+/** Every blob ref in `value`'s content arrays. */
+export function collectBlobRefs(value: unknown, into: Set<string> = new Set()): Set<string> {
+  forEachContentImage(value, (block) => {
+    if (isRef(block.data)) into.add(block.data);
+  });
+  return into;
+}

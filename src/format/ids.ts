@@ -1,0 +1,24 @@
+/** Ids as pi makes them: UUIDv7 session ids, 8-hex entry ids unique within a session. */
+
+/** A UUIDv7 (time-ordered), as newer pi writes. */
+export function createSessionId(now = Date.now()): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let ms = now;
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** 8 hex chars from a random UUID, retried on collision with `taken`. */
+export function createEntryId(taken: { has(id: string): boolean }): string {
+  for (let i = 0; i < 100; i++) {
+    const id = crypto.randomUUID().slice(0, 8);
+    if (!taken.has(id)) return id;
+  }
+  return crypto.randomUUID();
+}

@@ -1,0 +1,212 @@
+/**
+ * Streaming JSONL reader over a StoragePort: reads the file in ranges and splits lines from bytes,
+ * so no string ever holds the whole file (V8 strings stop near 512 MiB; sessions reach gigabytes).
+ */
+import type { StoragePort } from "../port.js";
+import { concatAll } from "./bytes.js";
+
+export type LineProblemKind =
+  | "unparseable" // not JSON, skipped
+  | "not-object" // JSON, but not an object, skipped
+  | "glued" // several objects on one line, all recovered
+  | "torn"; // the last line has no newline and is not complete JSON: a crash mid-append
+
+export interface LineProblem {
+  /** 1-based line number (the header is line 1). */
+  line: number;
+  kind: LineProblemKind;
+  message: string;
+}
+
+/** How the file ends: cleanly, with a complete last line lacking "\n", or with a torn line. */
+export type JsonlTail =
+  | { kind: "clean" }
+  | { kind: "missing-newline" }
+  | { kind: "torn"; offset: number; length: number };
+
+export interface JsonlScan {
+  /** Bytes consumed: the file size when read to the end. */
+  bytes: number;
+  /** Byte offset just past the last complete ("\n"-terminated) line. */
+  completeBytes: number;
+  lines: number;
+  problems: LineProblem[];
+  tail: JsonlTail;
+}
+
+export interface JsonlScanOptions {
+  /** Byte offset to start at (must be a line start). */
+  offset?: number;
+  /** Stop after this many bytes (rounded down to whole lines); the rest is left unread. */
+  limit?: number;
+  /** Range size per read. */
+  chunkSize?: number;
+  /** Line number of the first line read (for scans that start mid-file). */
+  firstLine?: number;
+}
+
+const NEWLINE = 0x0a;
+const DEFAULT_CHUNK = 4 * 1024 * 1024;
+
+/**
+ * Calls `onRecord` for every JSON object in the file, in order. Returns null when the file does
+ * not exist. Unparseable lines are skipped and reported; glued objects are all recovered.
+ */
+export async function scanJsonl(
+  port: StoragePort,
+  path: string,
+  onRecord: (value: Record<string, unknown>, line: number) => void,
+  options: JsonlScanOptions = {},
+): Promise<JsonlScan | null> {
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+  const start = options.offset ?? 0;
+  const end = options.limit === undefined ? Infinity : start + options.limit;
+  const decoder = new TextDecoder();
+  const problems: LineProblem[] = [];
+  let line = (options.firstLine ?? 1) - 1;
+  let readPos = start;
+  let bufStart = start; // file offset of carry[0]
+  let carry: Uint8Array | null = null;
+  let eof = false;
+
+  const handle = (text: string) => {
+    line++;
+    if (text.trim() === "") return;
+    parseLine(text, line, onRecord, problems);
+  };
+
+  while (!eof && readPos < end) {
+    const want = Math.min(chunkSize, end - readPos);
+    const chunk = await port.read(path, { offset: readPos, length: want });
+    if (chunk === null) {
+      if (readPos === start) return null;
+      break;
+    }
+    if (chunk.length < want) eof = true;
+    if (chunk.length === 0) break;
+    readPos += chunk.length;
+    const buf: Uint8Array = carry ? concatAll([carry, chunk]) : chunk;
+    const lastNewline = buf.lastIndexOf(NEWLINE);
+    if (lastNewline < 0) {
+      carry = buf;
+      continue;
+    }
+    // One decode per chunk: a range that ends at "\n" always ends on a character boundary.
+    const text = decoder.decode(buf.subarray(0, lastNewline));
+    let from = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", from)) {
+      handle(text.slice(from, nl));
+      from = nl + 1;
+    }
+    handle(from === 0 ? text : text.slice(from));
+    bufStart += lastNewline + 1;
+    carry = lastNewline + 1 < buf.length ? buf.slice(lastNewline + 1) : null;
+  }
+
+  const completeBytes = bufStart;
+  let tail: JsonlTail = { kind: "clean" };
+  // A limited scan stops at whole lines; what is beyond the limit is not a tail.
+  if (carry && carry.length > 0 && (eof || options.limit === undefined)) {
+    const text = decoder.decode(carry);
+    if (text.trim() !== "") {
+      line++;
+      const before = problems.length;
+      const ok = parseLine(text, line, onRecord, problems, true);
+      if (ok) tail = { kind: "missing-newline" };
+      else {
+        problems.length = before;
+        problems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${carry.length} bytes), likely a crash mid-append` });
+        tail = { kind: "torn", offset: bufStart, length: carry.length };
+      }
+    } else {
+      tail = { kind: "missing-newline" };
+    }
+  }
+  return { bytes: bufStart + (carry?.length ?? 0), completeBytes, lines: line - ((options.firstLine ?? 1) - 1), problems, tail };
+}
+
+/** Parses one line; returns false when nothing could be recovered from it. */
+function parseLine(
+  text: string,
+  line: number,
+  onRecord: (value: Record<string, unknown>, line: number) => void,
+  problems: LineProblem[],
+  isTail = false,
+): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const objects = splitGluedObjects(text);
+    if (objects.length > 0) {
+      for (const object of objects) onRecord(object, line);
+      problems.push({ line, kind: "glued", message: `line ${line}: ${objects.length} JSON objects glued on one line (recovered ${objects.length})` });
+      return true;
+    }
+    if (!isTail) problems.push({ line, kind: "unparseable", message: `line ${line}: not JSON (${(error as Error).message})` });
+    return false;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    problems.push({ line, kind: "not-object", message: `line ${line}: JSON ${Array.isArray(value) ? "array" : typeof value}, not an object` });
+    return false;
+  }
+  onRecord(value as Record<string, unknown>, line);
+  return true;
+}
+
+/**
+ * Recovers objects written back to back on one line, as a torn append leaves them
+ * ("…}}{"type":…}"). First tries to split at top-level object boundaries; when the first object
+ * is itself truncated, keeps the last parseable `{"type":` object. Returns [] when neither works.
+ */
+export function splitGluedObjects(text: string): Record<string, unknown>[] {
+  const pieces: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 0 && start >= 0) {
+        pieces.push(text.slice(start, i + 1));
+        start = -1;
+      }
+      if (depth < 0) break;
+    }
+  }
+  const whole = pieces.length > 1 ? tryParseObjects(pieces) : null;
+  if (whole) return whole;
+  const lastStart = text.lastIndexOf('{"type":');
+  if (lastStart > 0) {
+    const tailObject = tryParseObjects([text.slice(lastStart)]);
+    // Content blocks also start with {"type":…}; only an entry carries a string timestamp.
+    if (tailObject && typeof tailObject[0]?.timestamp === "string") return tailObject;
+  }
+  return [];
+}
+
+function tryParseObjects(pieces: string[]): Record<string, unknown>[] | null {
+  const out: Record<string, unknown>[] = [];
+  for (const piece of pieces) {
+    try {
+      const value: unknown = JSON.parse(piece);
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+      out.push(value as Record<string, unknown>);
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,80 @@
+/**
+ * Reading a session file: the header checked with zod, the rest streamed, migrated in memory.
+ */
+import type { StoragePort } from "../port.js";
+import { SessionError } from "../errors.js";
+import { concatAll } from "./bytes.js";
+import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
+import { migrateRecords } from "./migrate.js";
+import { sessionHeaderSchema } from "./schema.js";
+import type { SessionEntry, SessionHeader } from "./types.js";
+
+export type SessionFileRead =
+  | { kind: "missing" }
+  | { kind: "empty" } // zero bytes or whitespace only: nothing to lose
+  | LoadedSessionFile;
+
+export interface LoadedSessionFile {
+  kind: "session";
+  header: SessionHeader;
+  entries: SessionEntry[];
+  /** The version migrated from, or null when the file was current. */
+  migratedFrom: number | null;
+  problems: LineProblem[];
+  tail: JsonlTail;
+  /** Bytes read (the file size at read time). */
+  size: number;
+}
+
+/**
+ * Reads and migrates a session file. Throws SessionError "not-a-session" when the file has
+ * content but its first record is not a session header; the file is never touched.
+ */
+export async function readSessionFile(storage: StoragePort, path: string): Promise<SessionFileRead> {
+  const records: Record<string, unknown>[] = [];
+  const scan = await scanJsonl(storage, path, (record) => records.push(record));
+  if (!scan) return { kind: "missing" };
+  const first = records[0];
+  if (!first) {
+    if (scan.problems.length === 0 && scan.tail.kind !== "torn") return { kind: "empty" };
+    const problem = scan.problems[0]?.message ?? "no JSON record";
+    throw new SessionError("not-a-session", `${path} is not a session file: ${problem}`, { path });
+  }
+  const header = sessionHeaderSchema.safeParse(first);
+  if (!header.success) {
+    const what = typeof first.type === "string" ? `first record has type ${JSON.stringify(first.type)}` : "first record is not a session header";
+    throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…})`, { path });
+  }
+  const migratedFrom = migrateRecords(records);
+  return {
+    kind: "session",
+    header: records[0] as SessionHeader,
+    // A second header (left by an old fork bug) is not an entry; pi skips it the same way.
+    entries: records.slice(1).filter((r) => r.type !== "session") as unknown as SessionEntry[],
+    migratedFrom,
+    problems: scan.problems,
+    tail: scan.tail,
+    size: scan.bytes,
+  };
+}
+
+const ENCODE_BATCH_CHARS = 1 << 20;
+
+/**
+ * The JSONL bytes of records: one `JSON.stringify` line each. Encoded in batches, so no single
+ * string holds a whole large session.
+ */
+export function encodeJsonl(records: Iterable<unknown>): Uint8Array {
+  const encoder = new TextEncoder();
+  const parts: Uint8Array[] = [];
+  let text = "";
+  for (const record of records) {
+    text += JSON.stringify(record) + "\n";
+    if (text.length >= ENCODE_BATCH_CHARS) {
+      parts.push(encoder.encode(text));
+      text = "";
+    }
+  }
+  if (text) parts.push(encoder.encode(text));
+  return concatAll(parts);
+}

@@ -1,0 +1,212 @@
+/**
+ * Session file types: pi's dialect and oh-my-pi's (omp), one union. Fields not named here are kept
+ * as they are (entries round-trip unchanged), hence the open `[key: string]: unknown` on each.
+ */
+
+export const CURRENT_SESSION_VERSION = 3;
+
+export interface SessionHeader {
+  type: "session";
+  version?: number;
+  id: string;
+  timestamp: string;
+  cwd?: string;
+  parentSession?: string;
+  /** omp */
+  title?: string;
+  [key: string]: unknown;
+}
+
+export interface TextContent {
+  type: "text";
+  text: string;
+  [key: string]: unknown;
+}
+
+export interface ImageContent {
+  type: "image";
+  /** base64, or "blob:sha256:<hex>" when externalized */
+  data: string;
+  mimeType: string;
+  [key: string]: unknown;
+}
+
+/** An AgentMessage: user, assistant, toolResult, bashExecution, custom… Kept as written. */
+export interface AgentMessage {
+  role: string;
+  content?: unknown;
+  timestamp?: number;
+  [key: string]: unknown;
+}
+
+interface EntryBase {
+  id: string;
+  /** null for a root; absent in a few real files (treated as a root, as pi does). */
+  parentId: string | null;
+  timestamp: string;
+  [key: string]: unknown;
+}
+
+export interface MessageEntry extends EntryBase {
+  type: "message";
+  message: AgentMessage;
+}
+
+export interface ThinkingLevelChangeEntry extends EntryBase {
+  type: "thinking_level_change";
+  thinkingLevel: string;
+}
+
+/** pi writes {provider, modelId}; omp writes {model: "provider/modelId", role?}. */
+export interface ModelChangeEntry extends EntryBase {
+  type: "model_change";
+  provider?: string;
+  modelId?: string;
+  model?: string;
+  role?: string;
+}
+
+export interface CompactionEntry extends EntryBase {
+  type: "compaction";
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  details?: unknown;
+  fromHook?: boolean;
+  /** omp */
+  shortSummary?: string;
+  preserveData?: unknown;
+  fromExtension?: boolean;
+}
+
+export interface BranchSummaryEntry extends EntryBase {
+  type: "branch_summary";
+  fromId: string;
+  summary: string;
+  details?: unknown;
+  fromHook?: boolean;
+  fromExtension?: boolean;
+}
+
+export interface CustomEntry extends EntryBase {
+  type: "custom";
+  customType: string;
+  data?: unknown;
+}
+
+export interface CustomMessageEntry extends EntryBase {
+  type: "custom_message";
+  customType: string;
+  content: string | Array<TextContent | ImageContent>;
+  display: boolean;
+  details?: unknown;
+}
+
+export interface LabelEntry extends EntryBase {
+  type: "label";
+  targetId: string;
+  label?: string;
+}
+
+export interface SessionInfoEntry extends EntryBase {
+  type: "session_info";
+  name?: string;
+}
+
+/** omp */
+export interface TtsrInjectionEntry extends EntryBase {
+  type: "ttsr_injection";
+  injectedRules: string[];
+}
+
+/** omp */
+export interface SessionInitEntry extends EntryBase {
+  type: "session_init";
+  systemPrompt?: string;
+  task?: string;
+  tools?: string[];
+  outputSchema?: unknown;
+}
+
+/** omp */
+export interface ModeChangeEntry extends EntryBase {
+  type: "mode_change";
+  mode: string;
+  data?: unknown;
+}
+
+/** An entry of a type this kit does not know: kept verbatim, placed in the tree, never in context. */
+export interface UnknownEntry extends EntryBase {
+  type: string;
+}
+
+export type KnownSessionEntry =
+  | MessageEntry
+  | ThinkingLevelChangeEntry
+  | ModelChangeEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | LabelEntry
+  | SessionInfoEntry
+  | TtsrInjectionEntry
+  | SessionInitEntry
+  | ModeChangeEntry;
+
+export type SessionEntry = KnownSessionEntry;
+
+export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set([
+  "message",
+  "thinking_level_change",
+  "model_change",
+  "compaction",
+  "branch_summary",
+  "custom",
+  "custom_message",
+  "label",
+  "session_info",
+  "ttsr_injection",
+  "session_init",
+  "mode_change",
+]);
+
+export interface SessionTreeNode {
+  entry: SessionEntry;
+  children: SessionTreeNode[];
+  label?: string;
+  labelTimestamp?: string;
+}
+
+export interface ContextModel {
+  provider: string;
+  modelId: string;
+}
+
+/** What `buildSessionContext` returns: pi's shape; omp's extra state only when omp entries exist. */
+export interface SessionContext {
+  messages: AgentMessage[];
+  thinkingLevel: string;
+  model: ContextModel | null;
+  omp?: {
+    /** role → "provider/modelId" */
+    models: Record<string, string>;
+    injectedTtsrRules: string[];
+    mode: string;
+    modeData?: unknown;
+  };
+}
+
+/** pi's SessionInfo, as `SessionManager.list()` returns it. */
+export interface SessionInfo {
+  path: string;
+  id: string;
+  cwd: string;
+  name?: string;
+  parentSessionPath?: string;
+  created: Date;
+  modified: Date;
+  messageCount: number;
+  firstMessage: string;
+  allMessagesText: string;
+}

@@ -1,0 +1,154 @@
+/**
+ * Listing sessions without parsing every file on every call: a per-directory catalog keeps each
+ * file's summary and the byte offset it was read to. A file whose size and mtime are unchanged
+ * costs nothing; one that grew is read from that offset (session files are append-only); one whose
+ * header changed (a rewrite) is read again in full.
+ */
+import { z } from "zod";
+import { scanJsonl } from "../format/jsonl-reader.js";
+import { sessionHeaderSchema } from "../format/schema.js";
+import type { SessionInfo } from "../format/types.js";
+import { joinPath, type DirEntry, type StoragePort } from "../port.js";
+import { SESSIONS_DIR } from "./paths.js";
+import { addRecord, emptySummary, toSessionInfo, type SessionSummary } from "./session-info.js";
+
+export interface ListOptions {
+  onProgress?: (loaded: number, total: number) => void;
+  /** Keep and use the catalog (default true); false reads every file in full. */
+  catalog?: boolean;
+}
+
+export const CATALOG_DIR = ".sessionkit/catalog";
+const CATALOG_VERSION = 1;
+const HEADER_PROBE_BYTES = 64 * 1024;
+const CONCURRENCY = 8;
+
+const catalogEntrySchema = z.object({
+  size: z.number(),
+  mtimeMs: z.number(),
+  offset: z.number(),
+  header: z.string(),
+  summary: z.looseObject({ valid: z.boolean(), records: z.number(), messageCount: z.number() }).transform((s) => s as unknown as SessionSummary),
+});
+const catalogSchema = z.object({ version: z.literal(CATALOG_VERSION), files: z.record(z.string(), catalogEntrySchema) });
+type CatalogEntry = z.infer<typeof catalogEntrySchema>;
+type Catalog = { version: typeof CATALOG_VERSION; files: Record<string, CatalogEntry> };
+
+function catalogPath(dir: string): string {
+  return joinPath(CATALOG_DIR, `${encodeURIComponent(dir)}.json`);
+}
+
+async function readCatalog(storage: StoragePort, dir: string): Promise<Catalog> {
+  const bytes = await storage.read(catalogPath(dir)).catch(() => null);
+  if (bytes) {
+    try {
+      const parsed = catalogSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
+      if (parsed.success) return parsed.data as Catalog;
+    } catch {
+      // a damaged catalog is only a cache: rebuild it
+    }
+  }
+  return { version: CATALOG_VERSION, files: {} };
+}
+
+/** The first line of a file, read with a bounded range; "" when there is none within the bound. */
+async function readFirstLine(storage: StoragePort, path: string): Promise<string> {
+  const head = await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES });
+  if (!head) return "";
+  const newline = head.indexOf(0x0a);
+  return new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline));
+}
+
+/** Brings one file's catalog entry up to date; reads only what it has not seen. */
+async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, previous: CatalogEntry | undefined): Promise<CatalogEntry> {
+  if (previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs) return previous;
+  const header = await readFirstLine(storage, path);
+  const resume = previous && previous.header === header && file.size >= previous.offset;
+  const summary: SessionSummary = resume ? structuredClone(previous.summary) : emptySummary();
+  const offset = resume ? previous.offset : 0;
+  const scan = await scanJsonl(storage, path, (record) => addRecord(summary, record), { offset });
+  return { size: file.size, mtimeMs: file.mtimeMs, offset: scan?.completeBytes ?? 0, header, summary };
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+interface DirListing {
+  dir: string;
+  files: DirEntry[];
+}
+
+async function sessionFilesOf(storage: StoragePort, dir: string): Promise<DirListing> {
+  const entries = await storage.list(dir);
+  return { dir, files: entries.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl")) };
+}
+
+async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListOptions): Promise<SessionInfo[]> {
+  const useCatalog = options.catalog ?? true;
+  const total = dirs.reduce((n, d) => n + d.files.length, 0);
+  let loaded = 0;
+  const infos: SessionInfo[] = [];
+  for (const { dir, files } of dirs) {
+    const catalog = useCatalog ? await readCatalog(storage, dir) : { version: CATALOG_VERSION, files: {} } as Catalog;
+    const next: Record<string, CatalogEntry> = {};
+    let changed = Object.keys(catalog.files).length !== files.length;
+    await mapLimited(files, CONCURRENCY, async (file) => {
+      const path = joinPath(dir, file.name);
+      const previous = catalog.files[file.name];
+      let entry: CatalogEntry | undefined;
+      try {
+        entry = await refreshEntry(storage, path, file, previous);
+      } catch {
+        entry = undefined; // unreadable now: left out, as pi leaves it out
+      }
+      loaded++;
+      options.onProgress?.(loaded, total);
+      if (!entry) return;
+      if (entry !== previous) changed = true;
+      next[file.name] = entry;
+      if (entry.summary.valid) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs));
+    });
+    if (useCatalog && changed) {
+      // Best effort: the catalog is a cache, a failure to save it must not fail the listing.
+      await storage.write(catalogPath(dir), new TextEncoder().encode(JSON.stringify({ version: CATALOG_VERSION, files: next }))).catch(() => {});
+    }
+  }
+  return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+/** Sessions in one directory, most recently modified first. */
+export async function listSessions(storage: StoragePort, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
+  return listDirs(storage, [await sessionFilesOf(storage, dir)], options);
+}
+
+/** Sessions in every directory under `sessions/`, most recently modified first. */
+export async function listAllSessions(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
+  const dirs = (await storage.list(SESSIONS_DIR)).filter((e) => e.kind === "dir");
+  const listings = await Promise.all(dirs.map((d) => sessionFilesOf(storage, joinPath(SESSIONS_DIR, d.name))));
+  return listDirs(storage, listings, options);
+}
+
+/** The most recently modified file of `dir` (by mtime) whose first line is a session header. */
+export async function findMostRecentSession(storage: StoragePort, dir: string): Promise<string | null> {
+  const { files } = await sessionFilesOf(storage, dir);
+  const sorted = files.slice().sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const file of sorted) {
+    const path = joinPath(dir, file.name);
+    try {
+      if (sessionHeaderSchema.safeParse(JSON.parse(await readFirstLine(storage, path))).success) return path;
+    } catch {
+      // not JSON: not a session
+    }
+  }
+  return null;
+}

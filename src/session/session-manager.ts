@@ -1,0 +1,667 @@
+/**
+ * SessionManager: pi's API over a StoragePort. In-memory state changes at once; every write goes
+ * through one queue; the first persistence error is latched and rethrown by every later write.
+ */
+import { BlobStore } from "../blobs/blob-store.js";
+import { externalizeImages, hasBlobRefs, resolveImages } from "../blobs/images.js";
+import { SessionError } from "../errors.js";
+import { encodeJsonl } from "../format/session-file.js";
+import { readSessionFile } from "../format/session-file.js";
+import { createEntryId, createSessionId } from "../format/ids.js";
+import type { JsonlTail, LineProblem } from "../format/jsonl-reader.js";
+import {
+  CURRENT_SESSION_VERSION,
+  type AgentMessage,
+  type BranchSummaryEntry,
+  type CompactionEntry,
+  type CustomEntry,
+  type CustomMessageEntry,
+  type ImageContent,
+  type LabelEntry,
+  type MessageEntry,
+  type ModeChangeEntry,
+  type ModelChangeEntry,
+  type SessionContext,
+  type SessionEntry,
+  type SessionHeader,
+  type SessionInfo,
+  type SessionInfoEntry,
+  type SessionInitEntry,
+  type SessionTreeNode,
+  type TextContent,
+  type ThinkingLevelChangeEntry,
+  type TtsrInjectionEntry,
+} from "../format/types.js";
+import { joinPath, parentDir, type StorageLock, type StoragePort } from "../port.js";
+import { detachedPort } from "./detached-port.js";
+import { buildSessionContext, pathToRoot } from "./context.js";
+import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
+import { sessionDirFor, sessionFileName } from "./paths.js";
+import { prepareValueForPersistence } from "./persist-transform.js";
+import { buildTree, type LabelState } from "./tree.js";
+
+export interface SessionManagerOptions {
+  /** Storage directory for new session files; pi's `sessions/--<cwd>--` by default. */
+  sessionDir?: string;
+  /** Never write: migrations happen in memory, appends throw "read-only". */
+  readOnly?: boolean;
+  /** pi's rule: write nothing until the session has an assistant message. Default true. */
+  deferUntilAssistant?: boolean;
+  /** Move inline images (≥ 1024 base64 chars) into the blob store. Default true. */
+  externalizeImages?: boolean;
+  /** "eager": blob refs become base64 on load; "lazy": refs stay until `resolveImages`. Default "eager". */
+  resolveImages?: "eager" | "lazy";
+  /** Truncate strings over 500,000 chars on disk (memory keeps them whole). Default true. */
+  truncateLargeContent?: boolean;
+  /** Take the storage's writer lock for each file written. Default true. */
+  lock?: boolean;
+  /** Storage directory of blobs. Default "blobs". */
+  blobDir?: string;
+  /** Non-fatal findings: skipped lines, missing blobs, repaired tails. */
+  onWarning?: (message: string) => void;
+}
+
+type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning">> & {
+  onWarning: (message: string) => void;
+};
+
+export interface NewSessionOptions {
+  id?: string;
+  parentSession?: string;
+}
+
+type Op = () => Promise<void>;
+
+interface AppendBatch {
+  path: string;
+  entries: SessionEntry[];
+}
+
+const nowIso = () => new Date().toISOString();
+
+export class SessionManager {
+  readonly #storage: StoragePort;
+  readonly #persist: boolean;
+  readonly #options: ResolvedOptions;
+  readonly #blobs: BlobStore;
+  #cwd: string;
+  #sessionDir: string;
+  #sessionFile: string | undefined;
+  #sessionId = "";
+  #header!: SessionHeader;
+  #entries: SessionEntry[] = [];
+  #byId = new Map<string, SessionEntry>();
+  #labels = new Map<string, LabelState>();
+  #leafId: string | null = null;
+  #hasAssistant = false;
+  /** The file holds the header and every entry appended so far. */
+  #flushed = false;
+  #problems: LineProblem[] = [];
+  /** How the loaded file ended; a torn or unterminated tail is repaired before the next append. */
+  #tailToRepair: { path: string; tail: JsonlTail } | null = null;
+
+  #queue: Promise<void> = Promise.resolve();
+  #openBatch: AppendBatch | null = null;
+  #persistError: Error | null = null;
+  #lock: { path: string; lock: StorageLock } | null = null;
+  /** Files written since the last sync. */
+  #unsynced = new Set<string>();
+  #closed = false;
+
+  private constructor(storage: StoragePort, cwd: string, sessionDir: string, persist: boolean, options: SessionManagerOptions) {
+    this.#storage = storage;
+    this.#cwd = cwd;
+    this.#sessionDir = sessionDir;
+    this.#persist = persist && !options.readOnly;
+    this.#options = {
+      readOnly: options.readOnly ?? false,
+      deferUntilAssistant: options.deferUntilAssistant ?? true,
+      externalizeImages: options.externalizeImages ?? true,
+      resolveImages: options.resolveImages ?? "eager",
+      truncateLargeContent: options.truncateLargeContent ?? true,
+      lock: options.lock ?? true,
+      blobDir: options.blobDir ?? "blobs",
+      onWarning: options.onWarning ?? (() => {}),
+    };
+    this.#blobs = new BlobStore(storage, this.#options.blobDir);
+  }
+
+  // ===========================================================================
+  // Construction
+  // ===========================================================================
+
+  /** A new session for `cwd`; its file appears with the first assistant message. */
+  static async create(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const sm = new SessionManager(storage, cwd, options.sessionDir ?? sessionDirFor(cwd), true, options);
+    sm.newSession();
+    await sm.#lockEagerly();
+    return sm;
+  }
+
+  /**
+   * Opens a session file (a storage path). A missing file starts a new session at that path.
+   * A file that is not a session throws SessionError "not-a-session" and is left untouched.
+   */
+  static async open(
+    storage: StoragePort,
+    path: string,
+    options: SessionManagerOptions & { cwdOverride?: string } = {},
+  ): Promise<SessionManager> {
+    const sm = new SessionManager(storage, options.cwdOverride ?? "", options.sessionDir ?? parentDir(path), true, options);
+    await sm.#load(path, options.cwdOverride);
+    return sm;
+  }
+
+  /** The most recently modified valid session of `cwd`, or a new one. */
+  static async continueRecent(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const dir = options.sessionDir ?? sessionDirFor(cwd);
+    const recent = await findMostRecentSession(storage, dir);
+    if (recent) return SessionManager.open(storage, recent, { ...options, sessionDir: dir, cwdOverride: cwd });
+    return SessionManager.create(storage, cwd, { ...options, sessionDir: dir });
+  }
+
+  /** A session that is never written anywhere. */
+  static inMemory(cwd = "", options: Omit<SessionManagerOptions, "readOnly" | "sessionDir"> = {}): SessionManager {
+    const sm = new SessionManager(detachedPort(), cwd, "", false, options);
+    sm.newSession();
+    return sm;
+  }
+
+  /**
+   * A new session in `targetCwd` holding the full history of `sourcePath` (migrated first), with
+   * `parentSession` = the source path.
+   */
+  static async forkFrom(
+    storage: StoragePort,
+    sourcePath: string,
+    targetCwd: string,
+    options: SessionManagerOptions = {},
+  ): Promise<SessionManager> {
+    const source = await readSessionFile(storage, sourcePath);
+    if (source.kind !== "session") {
+      throw new SessionError("not-a-session", `cannot fork: ${sourcePath} is ${source.kind === "missing" ? "missing" : "empty"}`, { path: sourcePath });
+    }
+    const dir = options.sessionDir ?? sessionDirFor(targetCwd);
+    const id = createSessionId();
+    const timestamp = nowIso();
+    const path = joinPath(dir, sessionFileName(timestamp, id));
+    const header: SessionHeader = { type: "session", version: CURRENT_SESSION_VERSION, id, timestamp, cwd: targetCwd, parentSession: sourcePath };
+    // Entries keep their refs: the fork shares the source's blobs.
+    await storage.write(path, encodeJsonl([header, ...source.entries]));
+    return SessionManager.open(storage, path, { ...options, sessionDir: dir, cwdOverride: targetCwd });
+  }
+
+  /** Sessions of one cwd, most recently modified first. */
+  static list(storage: StoragePort, cwd: string, options: ListOptions & { sessionDir?: string } = {}): Promise<SessionInfo[]> {
+    return listSessions(storage, options.sessionDir ?? sessionDirFor(cwd), options);
+  }
+
+  /** Sessions of every cwd, most recently modified first. */
+  static listAll(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return listAllSessions(storage, options);
+  }
+
+  /** Starts a new, empty session (its file is written with the first assistant message). */
+  newSession(options: NewSessionOptions = {}): string | undefined {
+    this.#assertOpen();
+    this.#sessionId = options.id ?? createSessionId();
+    const timestamp = nowIso();
+    this.#header = { type: "session", version: CURRENT_SESSION_VERSION, id: this.#sessionId, timestamp, cwd: this.#cwd, parentSession: options.parentSession };
+    this.#setEntries([]);
+    this.#flushed = false;
+    this.#problems = [];
+    this.#tailToRepair = null;
+    this.#sessionFile = this.#persist || this.#options.readOnly ? joinPath(this.#sessionDir, sessionFileName(timestamp, this.#sessionId)) : undefined;
+    return this.#sessionFile;
+  }
+
+  /** Switches to another session file (resume). */
+  async setSessionFile(path: string): Promise<void> {
+    this.#assertOpen();
+    await this.#load(path);
+  }
+
+  async #load(path: string, cwdOverride?: string): Promise<void> {
+    const file = await readSessionFile(this.#storage, path);
+    if (file.kind !== "session") {
+      // Missing or empty: a new session at this explicit path. An empty file holds nothing to
+      // lose, so it gets its header now, as pi does.
+      this.newSession();
+      this.#sessionFile = path;
+      if (file.kind === "empty" && this.#persist) {
+        this.#flushed = true;
+        this.#enqueueFullWrite(path);
+      }
+      await this.#lockEagerly();
+      return this.#settle();
+    }
+    if (this.#persist) await this.#takeLock(path);
+    this.#sessionFile = path;
+    this.#header = file.header;
+    this.#sessionId = file.header.id;
+    if (cwdOverride === undefined && typeof file.header.cwd === "string") this.#cwd = file.header.cwd;
+    this.#problems = file.problems;
+    for (const problem of file.problems) this.#options.onWarning(`${path}: ${problem.message}`);
+    const entries = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(file.entries) : file.entries;
+    this.#setEntries(entries);
+    this.#flushed = true;
+    this.#tailToRepair = file.tail.kind === "clean" ? null : { path, tail: file.tail };
+    if (file.migratedFrom !== null && this.#persist) {
+      this.#tailToRepair = null; // the rewrite replaces the whole file
+      this.#enqueue(() => this.#rewriteMigrated(path, file.migratedFrom!, file.entries));
+      await this.#settle();
+    }
+  }
+
+  async #resolveEntryImages(entries: SessionEntry[]): Promise<SessionEntry[]> {
+    const out = entries.slice();
+    for (let i = 0; i < out.length; i++) {
+      const entry = out[i]!;
+      if ((entry.type === "message" || entry.type === "custom_message") && hasBlobRefs(entry)) {
+        out[i] = await resolveImages(entry, this.#blobs, (ref) => this.#options.onWarning(`${this.#sessionFile ?? "session"}: entry ${entry.id}: missing blob ${ref}`));
+      }
+    }
+    return out;
+  }
+
+  /** Resolves blob refs in messages (for sessions opened with `resolveImages: "lazy"`). */
+  resolveImages<T>(value: T): Promise<T> {
+    return resolveImages(value, this.#blobs, (ref) => this.#options.onWarning(`missing blob ${ref}`));
+  }
+
+  // ===========================================================================
+  // State and indexes
+  // ===========================================================================
+
+  #setEntries(entries: SessionEntry[]): void {
+    this.#entries = entries;
+    this.#byId = new Map();
+    this.#labels = new Map();
+    this.#leafId = null;
+    this.#hasAssistant = false;
+    for (const entry of entries) this.#index(entry);
+  }
+
+  #index(entry: SessionEntry): void {
+    this.#byId.set(entry.id, entry);
+    this.#leafId = entry.id;
+    if (entry.type === "label") {
+      if (entry.label) this.#labels.set(entry.targetId, { label: entry.label, timestamp: entry.timestamp });
+      else this.#labels.delete(entry.targetId);
+    } else if (entry.type === "message" && entry.message?.role === "assistant") {
+      this.#hasAssistant = true;
+    }
+  }
+
+  isPersisted(): boolean {
+    return this.#persist;
+  }
+  isReadOnly(): boolean {
+    return this.#options.readOnly;
+  }
+  getCwd(): string {
+    return this.#cwd;
+  }
+  getSessionDir(): string {
+    return this.#sessionDir;
+  }
+  getSessionId(): string {
+    return this.#sessionId;
+  }
+  /** The storage path of the session file; undefined in memory. */
+  getSessionFile(): string | undefined {
+    return this.#sessionFile;
+  }
+  getStorage(): StoragePort {
+    return this.#storage;
+  }
+  /** Lines the loader skipped or recovered, with line numbers. */
+  getLoadProblems(): readonly LineProblem[] {
+    return this.#problems;
+  }
+
+  // ===========================================================================
+  // Appending
+  // ===========================================================================
+
+  #append<T extends SessionEntry>(fields: Omit<T, "id" | "parentId" | "timestamp">, parentId = this.#leafId): T {
+    this.#assertWritable();
+    const entry = { type: fields.type, id: createEntryId(this.#byId), parentId, timestamp: nowIso(), ...fields } as unknown as T;
+    this.#entries.push(entry);
+    this.#index(entry);
+    this.#persistEntry(entry);
+    return entry;
+  }
+
+  /** Appends a message as a child of the leaf; returns its id. */
+  appendMessage(message: AgentMessage): string {
+    return this.#append<MessageEntry>({ type: "message", message }).id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel: string): string {
+    return this.#append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel }).id;
+  }
+
+  /** pi's model change: {provider, modelId}. */
+  appendModelChange(provider: string, modelId: string): string {
+    return this.#append<ModelChangeEntry>({ type: "model_change", provider, modelId }).id;
+  }
+
+  /** omp's model change: {model: "provider/modelId", role}. */
+  appendRoleModelChange(model: string, role?: string): string {
+    return this.#append<ModelChangeEntry>({ type: "model_change", model, role }).id;
+  }
+
+  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: unknown, fromHook?: boolean): string {
+    return this.#append<CompactionEntry>({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details, fromHook }).id;
+  }
+
+  appendCustomEntry(customType: string, data?: unknown): string {
+    return this.#append<CustomEntry>({ type: "custom", customType, data }).id;
+  }
+
+  appendCustomMessageEntry(customType: string, content: string | Array<TextContent | ImageContent>, display: boolean, details?: unknown): string {
+    return this.#append<CustomMessageEntry>({ type: "custom_message", customType, content, display, details }).id;
+  }
+
+  /** Names the session (trimmed); an empty name clears it. */
+  appendSessionInfo(name: string): string {
+    return this.#append<SessionInfoEntry>({ type: "session_info", name: name.trim() }).id;
+  }
+
+  /** Sets or (with undefined or "") clears the label of an entry. */
+  appendLabelChange(targetId: string, label: string | undefined): string {
+    this.#requireEntry(targetId);
+    return this.#append<LabelEntry>({ type: "label", targetId, label }).id;
+  }
+
+  /** omp */
+  appendTtsrInjection(injectedRules: string[]): string {
+    return this.#append<TtsrInjectionEntry>({ type: "ttsr_injection", injectedRules }).id;
+  }
+
+  /** omp */
+  appendModeChange(mode: string, data?: unknown): string {
+    return this.#append<ModeChangeEntry>({ type: "mode_change", mode, data }).id;
+  }
+
+  /** omp */
+  appendSessionInit(init: { systemPrompt?: string; task?: string; tools?: string[]; outputSchema?: unknown }): string {
+    return this.#append<SessionInitEntry>({ type: "session_init", ...init }).id;
+  }
+
+  /** The latest session_info name; an empty latest name means unnamed. */
+  getSessionName(): string | undefined {
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const entry = this.#entries[i]!;
+      if (entry.type === "session_info") return entry.name?.trim() || undefined;
+    }
+    return undefined;
+  }
+
+  // ===========================================================================
+  // Tree
+  // ===========================================================================
+
+  getLeafId(): string | null {
+    return this.#leafId;
+  }
+  getLeafEntry(): SessionEntry | undefined {
+    return this.#leafId ? this.#byId.get(this.#leafId) : undefined;
+  }
+  getEntry(id: string): SessionEntry | undefined {
+    return this.#byId.get(id);
+  }
+  getChildren(parentId: string): SessionEntry[] {
+    return this.#entries.filter((e) => e.parentId === parentId);
+  }
+  getLabel(id: string): string | undefined {
+    return this.#labels.get(id)?.label;
+  }
+  /** All entries in file order (a copy of the list). */
+  getEntries(): SessionEntry[] {
+    return this.#entries.slice();
+  }
+  getHeader(): SessionHeader | null {
+    return this.#header ?? null;
+  }
+  /** Root → entry path (the leaf by default); [] for an unknown id. */
+  getBranch(fromId?: string): SessionEntry[] {
+    const start = fromId ?? this.#leafId;
+    return pathToRoot(start ? this.#byId.get(start) : undefined, this.#byId);
+  }
+  getTree(): SessionTreeNode[] {
+    return buildTree(this.#entries, this.#labels);
+  }
+  buildSessionContext(): SessionContext {
+    return buildSessionContext(this.#entries, this.#leafId, this.#byId);
+  }
+
+  /** Moves the leaf; the next append starts a branch there. */
+  branch(branchFromId: string): void {
+    this.#requireEntry(branchFromId);
+    this.#leafId = branchFromId;
+  }
+
+  /** The next append starts a new root. */
+  resetLeaf(): void {
+    this.#leafId = null;
+  }
+
+  /** Moves the leaf to `branchFromId` (null: before the first entry) and appends a branch summary. */
+  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
+    if (branchFromId !== null) this.#requireEntry(branchFromId);
+    this.#leafId = branchFromId;
+    return this.#append<BranchSummaryEntry>({ type: "branch_summary", fromId: branchFromId ?? "root", summary, details, fromHook }, branchFromId).id;
+  }
+
+  /**
+   * Replaces this session with a new one holding only the root → `leafId` path; labels on the
+   * path are re-emitted after it. Returns the new file's path (undefined in memory); the file is
+   * written now if the path has an assistant message, else with the first one.
+   */
+  createBranchedSession(leafId: string): string | undefined {
+    this.#assertWritable();
+    const previousFile = this.#sessionFile;
+    const path = this.getBranch(leafId);
+    if (path.length === 0) throw new SessionError("entry-not-found", `Entry ${leafId} not found`);
+    const kept = path.filter((e) => e.type !== "label");
+    const keptIds = new Set(kept.map((e) => e.id));
+    const labels: LabelEntry[] = [];
+    let parentId: string | null = kept[kept.length - 1]?.id ?? null;
+    for (const [targetId, state] of this.#labels) {
+      if (!keptIds.has(targetId)) continue;
+      const id = createEntryId(keptIds);
+      keptIds.add(id);
+      labels.push({ type: "label", id, parentId, timestamp: state.timestamp, targetId, label: state.label });
+      parentId = id;
+    }
+    this.newSession({ parentSession: this.#persist ? previousFile : undefined });
+    this.#setEntries([...kept, ...labels]);
+    if (this.#persist && (this.#hasAssistant || !this.#options.deferUntilAssistant)) {
+      this.#flushed = true;
+      this.#enqueueFullWrite(this.#sessionFile!);
+    }
+    return this.#persist ? this.#sessionFile : undefined;
+  }
+
+  #requireEntry(id: string): void {
+    if (!this.#byId.has(id)) throw new SessionError("entry-not-found", `Entry ${id} not found`);
+  }
+
+  // ===========================================================================
+  // Persistence
+  // ===========================================================================
+
+  #assertOpen(): void {
+    if (this.#closed) throw new SessionError("closed", `session ${this.#sessionFile ?? this.#sessionId} is closed`, { path: this.#sessionFile });
+  }
+
+  #assertWritable(): void {
+    this.#assertOpen();
+    if (this.#persistError) throw this.#persistError;
+    if (this.#options.readOnly) throw new SessionError("read-only", `session ${this.#sessionFile} is open read-only`, { path: this.#sessionFile });
+  }
+
+  #persistEntry(entry: SessionEntry): void {
+    if (!this.#persist || !this.#sessionFile) return;
+    if (this.#flushed) {
+      this.#enqueueAppend(this.#sessionFile, entry);
+    } else if (this.#hasAssistant || !this.#options.deferUntilAssistant) {
+      this.#flushed = true;
+      this.#enqueueFullWrite(this.#sessionFile);
+    }
+  }
+
+  #enqueue(op: Op): void {
+    this.#openBatch = null; // later appends must land after this op
+    this.#queue = this.#queue.then(async () => {
+      if (this.#persistError) return;
+      try {
+        await op();
+      } catch (error) {
+        this.#latch(error);
+      }
+    });
+  }
+
+  #latch(error: unknown): void {
+    if (this.#persistError) return;
+    const cause = error as Error;
+    const where = this.#sessionFile ?? this.#sessionId;
+    const latched = new SessionError("persist-failed", `failed to persist session ${where}: ${cause?.message ?? String(error)}`, { path: this.#sessionFile, cause });
+    this.#persistError = latched;
+    this.#options.onWarning(latched.message);
+  }
+
+  /** Appends made in one turn of the event loop share one storage append. */
+  #enqueueAppend(path: string, entry: SessionEntry): void {
+    const open = this.#openBatch;
+    if (open && open.path === path) {
+      open.entries.push(entry);
+      return;
+    }
+    const batch: AppendBatch = { path, entries: [entry] };
+    this.#enqueue(async () => {
+      if (this.#openBatch === batch) this.#openBatch = null;
+      await this.#writeBatch(batch);
+    });
+    this.#openBatch = batch;
+  }
+
+  /** Writes the header and every entry, replacing whatever is at `path`. */
+  #enqueueFullWrite(path: string): void {
+    const records: unknown[] = [this.#header, ...this.#entries];
+    this.#enqueue(async () => {
+      await this.#takeLock(path);
+      await this.#storage.write(path, await this.#encode(records));
+      this.#unsynced.add(path);
+    });
+  }
+
+  async #writeBatch(batch: AppendBatch): Promise<void> {
+    await this.#takeLock(batch.path);
+    let prefix = "";
+    if (this.#tailToRepair?.path === batch.path) {
+      prefix = await this.#repairTail(batch.path, this.#tailToRepair.tail);
+      this.#tailToRepair = null;
+    }
+    const bytes = await this.#encode(batch.entries, prefix);
+    await this.#storage.append(batch.path, bytes);
+    this.#unsynced.add(batch.path);
+  }
+
+  /**
+   * A torn last line (a crash mid-append) is cut off and kept in a side file; a complete last
+   * line without "\n" gets one. Returns what must precede the next line.
+   */
+  async #repairTail(path: string, tail: JsonlTail): Promise<string> {
+    if (tail.kind === "missing-newline") return "\n";
+    if (tail.kind !== "torn") return "";
+    const torn = await this.#storage.read(path, { offset: tail.offset, length: tail.length });
+    const side = `${path}.torn-${Date.now()}`;
+    await this.#storage.write(side, torn ?? new Uint8Array());
+    await this.#storage.truncate(path, tail.offset);
+    this.#options.onWarning(`${path}: removed a torn last line (${tail.length} bytes, kept in ${side})`);
+    return "";
+  }
+
+  async #encode(records: readonly unknown[], prefix = ""): Promise<Uint8Array> {
+    const prepared: unknown[] = [];
+    for (const record of records) prepared.push(await this.#prepare(record));
+    const bytes = encodeJsonl(prepared);
+    if (!prefix) return bytes;
+    const head = new TextEncoder().encode(prefix);
+    const out = new Uint8Array(head.length + bytes.length);
+    out.set(head);
+    out.set(bytes, head.length);
+    return out;
+  }
+
+  async #prepare(record: unknown): Promise<unknown> {
+    let out = this.#options.truncateLargeContent ? prepareValueForPersistence(record) : record;
+    if (this.#options.externalizeImages) out = await externalizeImages(out, this.#blobs);
+    return out;
+  }
+
+  /**
+   * Migration rewrite: the original is kept as `<file>.v<N>.bak` until the new file is written
+   * and synced, so a crash at any point leaves one complete copy.
+   */
+  async #rewriteMigrated(path: string, fromVersion: number, entries: readonly SessionEntry[]): Promise<void> {
+    const original = await this.#storage.read(path);
+    if (!original) throw new SessionError("persist-failed", `${path} vanished during migration`, { path });
+    const backup = `${path}.v${fromVersion}.bak`;
+    await this.#storage.write(backup, original);
+    await this.#storage.sync?.(backup);
+    await this.#storage.write(path, await this.#encode([this.#header, ...entries]));
+    await this.#storage.sync?.(path);
+    await this.#storage.remove(backup);
+    this.#options.onWarning(`${path}: migrated from v${fromVersion} to v${CURRENT_SESSION_VERSION}`);
+  }
+
+  async #lockEagerly(): Promise<void> {
+    if (this.#persist && this.#sessionFile) await this.#takeLock(this.#sessionFile);
+  }
+
+  /** One writer per file: the lock follows the file this session writes. */
+  async #takeLock(path: string): Promise<void> {
+    if (!this.#options.lock || !this.#storage.acquireLock || this.#lock?.path === path) return;
+    const previous = this.#lock;
+    this.#lock = null;
+    await previous?.lock.release();
+    this.#lock = { path, lock: await this.#storage.acquireLock(path) };
+  }
+
+  /** Waits for queued writes; throws the latched error. */
+  async #settle(): Promise<void> {
+    await this.#queue;
+    if (this.#persistError) throw this.#persistError;
+  }
+
+  /** Resolves when every write so far is durable (synced); rejects with the latched error. */
+  async flush(): Promise<void> {
+    this.#openBatch = null;
+    await this.#settle();
+    if (this.#unsynced.size === 0 || !this.#storage.sync) return;
+    const paths = [...this.#unsynced];
+    this.#unsynced.clear();
+    this.#enqueue(async () => {
+      for (const path of paths) await this.#storage.sync!(path);
+    });
+    await this.#settle();
+  }
+
+  /** Flushes, then releases the writer lock. Later calls throw "closed". */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      if (this.#persist) await this.flush();
+    } finally {
+      this.#closed = true;
+      const held = this.#lock;
+      this.#lock = null;
+      await held?.lock.release();
+    }
+  }
+}
