@@ -1,0 +1,68 @@
+/**
+ * DESIGN.md §1: core code (src/ outside src/cli/) imports nothing from adapters/, Node built-ins
+ * or backend libraries and touches no DOM globals; adapters depend on src/port.ts only.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+async function tsFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await tsFiles(path)));
+    else if (entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+function importsOf(source: string): string[] {
+  const specifiers: string[] = [];
+  const pattern = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  for (const match of source.matchAll(pattern)) specifiers.push((match[1] ?? match[2])!);
+  return specifiers;
+}
+
+const NODE_BUILTINS = /^(node:|fs$|fs\/|path$|os$|child_process$|crypto$|url$|util$|stream$|worker_threads$)/;
+const BACKEND_LIBS = /^(idb$|idb\/|electron$)/;
+const DOM_GLOBALS = /\b(window|document|localStorage|indexedDB)\s*[.[]/;
+
+describe("layering (DESIGN.md §1)", () => {
+  it("core imports no adapters, Node built-ins or backend libraries, and uses no DOM globals", async () => {
+    const files = (await tsFiles(join(ROOT, "src"))).filter((f) => !relative(ROOT, f).startsWith("src/cli/"));
+    expect(files.length).toBeGreaterThan(5);
+    const violations: string[] = [];
+    for (const file of files) {
+      const source = await readFile(file, "utf8");
+      for (const specifier of importsOf(source)) {
+        if (specifier.includes("adapters/") || NODE_BUILTINS.test(specifier) || BACKEND_LIBS.test(specifier)) {
+          violations.push(`${relative(ROOT, file)} imports ${specifier}`);
+        }
+      }
+      const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      if (DOM_GLOBALS.test(code)) violations.push(`${relative(ROOT, file)} uses a DOM global`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("adapters import from src/ only the port", async () => {
+    const violations: string[] = [];
+    for (const file of await tsFiles(join(ROOT, "adapters"))) {
+      for (const specifier of importsOf(await readFile(file, "utf8"))) {
+        if (specifier.includes("/src/") && !/\/src\/port\.js$/.test(specifier)) violations.push(`${relative(ROOT, file)} imports ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("the checker sees a violation when there is one", () => {
+    expect(importsOf('import { readFile } from "node:fs/promises";\nexport { x } from "../adapters/memory/index.js";')).toEqual([
+      "node:fs/promises",
+      "../adapters/memory/index.js",
+    ]);
+    expect(DOM_GLOBALS.test("const x = window.location;")).toBe(true);
+  });
+});
