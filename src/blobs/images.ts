@@ -109,15 +109,6 @@ export function resolveImages<T>(value: T, blobs: BlobStore, onMissing: (ref: st
   );
 }
 
-/** True when `value` has a blob ref in a content array (a cheap synchronous check). */
-export function hasBlobRefs(value: unknown): boolean {
-  let found = false;
-  forEachContentImage(value, (block) => {
-    found ||= isRef(block.data);
-  });
-  return found;
-}
-
 /** Every blob ref in `value`'s content arrays. */
 export function collectBlobRefs(value: unknown, into: Set<string> = new Set()): Set<string> {
   forEachContentImage(value, (block) => {

@@ -55,7 +55,7 @@ const DEFAULT_CHUNK = 4 * 1024 * 1024;
 export async function scanJsonl(
   port: StoragePort,
   path: string,
-  onRecord: (value: Record<string, unknown>, line: number) => void,
+  onRecord: (value: Record<string, unknown>, line: number, text: string) => void,
   options: JsonlScanOptions = {},
 ): Promise<JsonlScan | null> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
@@ -129,7 +129,7 @@ export async function scanJsonl(
 function parseLine(
   text: string,
   line: number,
-  onRecord: (value: Record<string, unknown>, line: number) => void,
+  onRecord: (value: Record<string, unknown>, line: number, text: string) => void,
   problems: LineProblem[],
   isTail = false,
 ): boolean {
@@ -139,7 +139,7 @@ function parseLine(
   } catch (error) {
     const objects = splitGluedObjects(text);
     if (objects.length > 0) {
-      for (const object of objects) onRecord(object, line);
+      for (const object of objects) onRecord(object, line, text);
       problems.push({ line, kind: "glued", message: `line ${line}: ${objects.length} JSON objects glued on one line (recovered ${objects.length})` });
       return true;
     }
@@ -150,7 +150,7 @@ function parseLine(
     problems.push({ line, kind: "not-object", message: `line ${line}: JSON ${Array.isArray(value) ? "array" : typeof value}, not an object` });
     return false;
   }
-  onRecord(value as Record<string, unknown>, line);
+  onRecord(value as Record<string, unknown>, line, text);
   return true;
 }
 

@@ -3,6 +3,7 @@
  */
 import type { StoragePort } from "../port.js";
 import { SessionError } from "../errors.js";
+import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 import { concatAll } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
@@ -24,6 +25,8 @@ export interface LoadedSessionFile {
   tail: JsonlTail;
   /** Bytes read (the file size at read time). */
   size: number;
+  /** Entries whose line holds a blob ref (the only ones that need resolving). */
+  entriesWithBlobRefs: ReadonlySet<SessionEntry>;
 }
 
 /**
@@ -32,7 +35,11 @@ export interface LoadedSessionFile {
  */
 export async function readSessionFile(storage: StoragePort, path: string): Promise<SessionFileRead> {
   const records: Record<string, unknown>[] = [];
-  const scan = await scanJsonl(storage, path, (record) => records.push(record));
+  const withRefs = new Set<object>();
+  const scan = await scanJsonl(storage, path, (record, _line, text) => {
+    records.push(record);
+    if (text.includes(BLOB_REF_PREFIX)) withRefs.add(record);
+  });
   if (!scan) return { kind: "missing" };
   const first = records[0];
   if (!first) {
@@ -55,6 +62,7 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     problems: scan.problems,
     tail: scan.tail,
     size: scan.bytes,
+    entriesWithBlobRefs: withRefs as ReadonlySet<SessionEntry>,
   };
 }
 

@@ -3,7 +3,7 @@
  * through one queue; the first persistence error is latched and rethrown by every later write.
  */
 import { BlobStore } from "../blobs/blob-store.js";
-import { externalizeImages, hasBlobRefs, resolveImages } from "../blobs/images.js";
+import { externalizeImages, resolveImages } from "../blobs/images.js";
 import { SessionError } from "../errors.js";
 import { encodeJsonl } from "../format/session-file.js";
 import { readSessionFile } from "../format/session-file.js";
@@ -242,7 +242,7 @@ export class SessionManager {
     if (cwdOverride === undefined && typeof file.header.cwd === "string") this.#cwd = file.header.cwd;
     this.#problems = file.problems;
     for (const problem of file.problems) this.#options.onWarning(`${path}: ${problem.message}`);
-    const entries = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(file.entries) : file.entries;
+    const entries = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(file.entries, file.entriesWithBlobRefs) : file.entries;
     this.#setEntries(entries);
     this.#flushed = true;
     this.#tailToRepair = file.tail.kind === "clean" ? null : { path, tail: file.tail };
@@ -253,11 +253,12 @@ export class SessionManager {
     }
   }
 
-  async #resolveEntryImages(entries: SessionEntry[]): Promise<SessionEntry[]> {
+  async #resolveEntryImages(entries: SessionEntry[], withRefs: ReadonlySet<SessionEntry>): Promise<SessionEntry[]> {
+    if (withRefs.size === 0) return entries;
     const out = entries.slice();
     for (let i = 0; i < out.length; i++) {
       const entry = out[i]!;
-      if ((entry.type === "message" || entry.type === "custom_message") && hasBlobRefs(entry)) {
+      if (withRefs.has(entry) && (entry.type === "message" || entry.type === "custom_message")) {
         out[i] = await resolveImages(entry, this.#blobs, (ref) => this.#options.onWarning(`${this.#sessionFile ?? "session"}: entry ${entry.id}: missing blob ${ref}`));
       }
     }
