@@ -1,0 +1,201 @@
+import { openDB } from "idb";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { CHUNK_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
+import { isStorageError } from "../../src/port.js";
+import { deleteBucket, openSmallBucket } from "./storage-quota.js";
+
+const text = (s: string) => new TextEncoder().encode(s);
+const decode = (bytes: Uint8Array | null) => (bytes === null ? null : new TextDecoder().decode(bytes));
+
+const dbNameOfPort = new Map<IndexedDbStorage, string>();
+
+/** A port on a database no other test uses (or on the database of an earlier port). */
+function freshPort(dbName = `sessionkit-test-${crypto.randomUUID()}`, factory?: IDBFactory): IndexedDbStorage {
+  const port = indexedDbStorage({ dbName, ...(factory ? { indexedDB: factory } : {}) });
+  dbNameOfPort.set(port, dbName);
+  return port;
+}
+
+function dbNameOf(port: IndexedDbStorage): string {
+  return dbNameOfPort.get(port) ?? "";
+}
+
+/** Reads the raw records of one file, bypassing the adapter. */
+async function rawRecords(dbName: string, path: string): Promise<{ meta: FileMeta | undefined; chunkKeys: [string, number][] }> {
+  const db = await openDB(dbName);
+  try {
+    const meta = (await db.get("files", path)) as FileMeta | undefined;
+    const chunkKeys = (await db.getAllKeys("chunks", IDBKeyRange.bound([path, 0], [path, Infinity]))) as [string, number][];
+    return { meta, chunkKeys };
+  } finally {
+    db.close();
+  }
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+afterAll(async () => {
+  await Promise.all([...dbNameOfPort.keys()].map((port) => port.close()));
+  await Promise.all([...new Set(dbNameOfPort.values())].map((name) => new Promise((resolve) => (indexedDB.deleteDatabase(name).onsuccess = resolve))));
+});
+
+describe("indexeddb adapter", () => {
+  it("a new port on the same database sees the files (reopen after reload)", async () => {
+    const first = freshPort();
+    await first.append("sessions/a.jsonl", text("one\n"));
+    await first.append("sessions/a.jsonl", text("two\n"));
+    await first.write("blobs/x", text("blob"));
+    await first.close();
+
+    const second = freshPort(dbNameOf(first));
+    expect(decode(await second.read("sessions/a.jsonl"))).toBe("one\ntwo\n");
+    expect(decode(await second.read("blobs/x"))).toBe("blob");
+    expect((await second.list("")).map((entry) => `${entry.kind}:${entry.name}`)).toEqual(["dir:blobs", "dir:sessions"]);
+  });
+
+  it("coalesces appends issued together into one transaction and one chunk, in call order", async () => {
+    const port = freshPort();
+    await port.append("s.jsonl", text("")); // opens the database before counting
+    const transaction = vi.spyOn(IDBDatabase.prototype, "transaction");
+    const lines = Array.from({ length: 50 }, (_, i) => `line ${i}\n`);
+    await Promise.all(lines.map((line) => port.append("s.jsonl", text(line))));
+
+    expect(transaction).toHaveBeenCalledTimes(1);
+    expect(decode(await port.read("s.jsonl"))).toBe(lines.join(""));
+    const { meta, chunkKeys } = await rawRecords(dbNameOf(port), "s.jsonl");
+    expect(chunkKeys).toEqual([["s.jsonl", 0]]);
+    expect(meta).toMatchObject({ size: lines.join("").length, chunkCount: 1 });
+  });
+
+  it("keeps a mutation issued after a read out of the read's result, and appends awaited one by one as separate chunks", async () => {
+    const port = freshPort();
+    await port.append("s", text("a"));
+    const [before] = await Promise.all([port.read("s"), port.append("s", text("b"))]);
+    await port.append("s", text("c"));
+    expect(decode(before)).toBe("a");
+    expect(decode(await port.read("s"))).toBe("abc");
+    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toEqual([
+      ["s", 0],
+      ["s", 1],
+      ["s", 2],
+    ]);
+  });
+
+  it("uses relaxed transactions, and a strict one for sync", async () => {
+    const port = freshPort();
+    await port.append("s", text("x"));
+    const transaction = vi.spyOn(IDBDatabase.prototype, "transaction");
+    await port.append("s", text("y"));
+    await port.sync("s");
+    expect(transaction.mock.calls.map((call) => call[2]?.durability)).toEqual(["relaxed", "strict"]);
+    await expect(port.sync("missing")).rejects.toSatisfy((error) => isStorageError(error, "not-found"));
+  });
+
+  it("a range read loads only the chunks it overlaps", async () => {
+    const port = freshPort();
+    for (const part of ["aaaa", "bbbb", "cccc", "dddd"]) await port.append("s", text(part));
+    // Damage the first chunk behind the adapter's back: reads that need it must notice,
+    // reads that do not need it must not touch it.
+    const db = await openDB(dbNameOf(port));
+    await db.delete("chunks", ["s", 0]);
+    db.close();
+
+    expect(decode(await port.read("s", { offset: 9, length: 5 }))).toBe("cccdd");
+    expect(decode(await port.read("s", { offset: 6, length: 4 }))).toBe("bbcc");
+    await expect(port.read("s")).rejects.toSatisfy((error) => isStorageError(error, "corrupt"));
+  });
+
+  it("cuts large writes into 1 MiB chunks and reads across chunk boundaries", async () => {
+    const port = freshPort();
+    const data = new Uint8Array(2 * CHUNK_BYTES + 1000).map((_, i) => i % 251);
+    await port.write("big", data);
+    const { chunkKeys, meta } = await rawRecords(dbNameOf(port), "big");
+    expect(chunkKeys.map((key) => key[1])).toEqual([0, CHUNK_BYTES, 2 * CHUNK_BYTES]);
+    expect(meta).toMatchObject({ size: data.length, chunkCount: 3 });
+    const across = await port.read("big", { offset: CHUNK_BYTES - 10, length: 20 });
+    expect(across).toEqual(data.slice(CHUNK_BYTES - 10, CHUNK_BYTES + 10));
+
+    await port.write("big", text("small")); // replaces every old chunk
+    expect((await rawRecords(dbNameOf(port), "big")).chunkKeys).toEqual([["big", 0]]);
+    expect(decode(await port.read("big"))).toBe("small");
+  });
+
+  it("truncates inside a chunk, drops the chunks past the end, and appends after the cut", async () => {
+    const port = freshPort();
+    for (const part of ["0123", "4567", "89"]) await port.append("s", text(part));
+    await port.truncate("s", 6);
+    expect((await rawRecords(dbNameOf(port), "s")).meta).toMatchObject({ size: 6, chunkCount: 2 });
+    await port.append("s", text("xy"));
+    expect(decode(await port.read("s"))).toBe("012345xy");
+    expect(decode(await port.read("s", { offset: 5 }))).toBe("5xy");
+  });
+
+  it("a quota failure gives StorageError 'quota' and leaves the file as it was", async () => {
+    const bucket = await openSmallBucket(4 << 20);
+    const port = freshPort(`sessionkit-test-${crypto.randomUUID()}`, bucket.indexedDB);
+    try {
+      await port.write("s.jsonl", text("kept\n"));
+      const tooBig = new Uint8Array(8 << 20).fill(7);
+      await expect(port.write("s.jsonl", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
+      // Every caller of a failed batch gets the quota error; none of the batch lands.
+      const batch = [port.append("s.jsonl", text("lost\n")), port.append("s.jsonl", tooBig)];
+      for (const result of await Promise.allSettled(batch)) {
+        expect(result.status === "rejected" && isStorageError(result.reason, "quota")).toBe(true);
+      }
+      expect(decode(await port.read("s.jsonl"))).toBe("kept\n");
+      expect(await port.stat("s.jsonl")).toMatchObject({ size: 5 });
+      // Below the quota the port goes on working.
+      await port.append("s.jsonl", text("more\n"));
+      expect(decode(await port.read("s.jsonl"))).toBe("kept\nmore\n");
+    } finally {
+      await port.close();
+      await deleteBucket(bucket);
+    }
+  });
+
+  it("closes for another tab's upgrade (blocking) and reopens on next use", async () => {
+    const port = freshPort();
+    await port.append("s", text("before"));
+    const name = dbNameOf(port);
+    const { version } = await openDB(name).then((db) => (db.close(), db));
+
+    let blocked = false;
+    const upgraded = await openDB(name, version + 1, { blocked: () => (blocked = true) });
+    expect(blocked).toBe(false);
+    upgraded.close();
+
+    await port.append("s", text("+after"));
+    expect(decode(await port.read("s"))).toBe("before+after");
+  });
+
+  it("reopens and retries once when the connection was dropped without notice", async () => {
+    const port = freshPort();
+    await port.append("s", text("a"));
+    // What the browser does when its IndexedDB backend goes away: the connection is closed and
+    // the next transaction() throws InvalidStateError.
+    (port as unknown as { live: IDBDatabase }).live.close();
+    await port.append("s", text("b"));
+    expect(decode(await port.read("s"))).toBe("ab");
+  });
+
+  it("Web Locks: a second holder gets 'locked' until the first releases", async () => {
+    const first = freshPort();
+    const second = freshPort(dbNameOf(first));
+    const lock = await first.acquireLock("sessions/a.jsonl");
+    await expect(second.acquireLock("sessions/a.jsonl")).rejects.toSatisfy((error) => isStorageError(error, "locked"));
+    const other = await second.acquireLock("sessions/b.jsonl"); // other keys are free
+    await lock.release();
+    const again = await second.acquireLock("sessions/a.jsonl");
+    await Promise.all([again.release(), other.release()]);
+  });
+
+  it("refuses a file below a file and a file over a directory", async () => {
+    const port = freshPort();
+    await port.write("a/b", text("x"));
+    await expect(port.write("a", text("y"))).rejects.toSatisfy((error) => isStorageError(error, "io"));
+    await expect(port.append("a/b/c", text("y"))).rejects.toSatisfy((error) => isStorageError(error, "io"));
+    expect(decode(await port.read("a/b"))).toBe("x");
+  });
+});
