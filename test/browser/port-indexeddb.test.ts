@@ -2,6 +2,7 @@ import { openDB } from "idb";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { CHUNK_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { isStorageError } from "../../src/port.js";
+import { describePortConformance } from "../shared/port-conformance.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -39,6 +40,12 @@ afterEach(() => {
 afterAll(async () => {
   await Promise.all([...dbNameOfPort.keys()].map((port) => port.close()));
   await Promise.all([...new Set(dbNameOfPort.values())].map((name) => new Promise((resolve) => (indexedDB.deleteDatabase(name).onsuccess = resolve))));
+});
+
+const conformanceDb = `sessionkit-test-${crypto.randomUUID()}`;
+describePortConformance("indexeddb", async () => {
+  const port = freshPort(conformanceDb);
+  return { port, cleanup: () => port.close() };
 });
 
 describe("indexeddb adapter", () => {
