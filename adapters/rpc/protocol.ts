@@ -1,0 +1,117 @@
+/**
+ * The storage rpc protocol: the messages between `rpcClientStorage` and `serveStorage` /
+ * `handleStorageRequest`, as zod schemas that both ends validate.
+ *
+ * Bytes travel as structured-clone copies (no transfer lists: Electron's MessagePortMain drops
+ * messages whose transfer list holds a buffer), at most `maxBytes` / the client's chunk size per
+ * message. Larger payloads are staged: a big read is snapshotted on the server and fetched in
+ * pieces (`readMore`); a big append or write is uploaded in pieces (`stage`) and then committed in
+ * one port call, so it stays atomic.
+ */
+import { z } from "zod";
+import { StorageError, type StorageErrorCode } from "../../src/port.js";
+
+/** Marks our messages on an endpoint that may carry other traffic too. */
+export const RPC_PROTOCOL = "sessionkit-storage/1";
+
+/** Default bytes per message: big enough to amortize a round trip, small enough for any channel. */
+export const DEFAULT_CHUNK_BYTES = 1 << 20;
+
+const count = z.number().int().nonnegative();
+const bytes = z.instanceof(Uint8Array);
+const transferId = z.string().min(1).max(128);
+
+const byteRange = z.object({ offset: count, length: count.optional() });
+
+/** What an append or write carries: the bytes themselves, or a reference to staged bytes. */
+const content = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("inline"), data: bytes }),
+  z.object({ kind: z.literal("staged"), transferId, size: count }),
+]);
+
+export const callSchema = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("read"), path: z.string(), range: byteRange.optional(), maxBytes: count.min(1) }),
+  z.object({ op: z.literal("readMore"), transferId, offset: count }),
+  z.object({ op: z.literal("stat"), path: z.string() }),
+  z.object({ op: z.literal("list"), dir: z.string() }),
+  z.object({ op: z.literal("stage"), transferId, offset: count, data: bytes }),
+  z.object({ op: z.literal("append"), path: z.string(), content }),
+  z.object({ op: z.literal("write"), path: z.string(), content }),
+  z.object({ op: z.literal("truncate"), path: z.string(), size: count }),
+  z.object({ op: z.literal("remove"), path: z.string() }),
+  z.object({ op: z.literal("sync"), path: z.string() }),
+  z.object({ op: z.literal("acquireLock"), key: z.string() }),
+  z.object({ op: z.literal("releaseLock"), lockId: transferId }),
+  z.object({ op: z.literal("close") }),
+]);
+
+export type RpcCall = z.infer<typeof callSchema>;
+export type RpcOp = RpcCall["op"];
+
+export const requestSchema = z.object({
+  protocol: z.literal(RPC_PROTOCOL),
+  id: z.number().int(),
+  call: callSchema,
+});
+
+export type RpcRequest = z.infer<typeof requestSchema>;
+
+const fileStat = z.object({ size: count, mtimeMs: z.number() });
+const dirEntry = z.object({ name: z.string(), kind: z.enum(["file", "dir"]), size: count, mtimeMs: z.number() });
+
+/** The result each call resolves with; the client checks every reply against it. */
+export const resultSchemas = {
+  /** `transferId` is set when more than the first `data.length` of `size` bytes are waiting. */
+  read: z.object({ data: bytes, size: count, transferId: transferId.optional() }).nullable(),
+  readMore: z.object({ data: bytes }),
+  stat: fileStat.nullable(),
+  list: z.array(dirEntry),
+  stage: z.null(),
+  append: z.null(),
+  write: z.null(),
+  truncate: z.null(),
+  remove: z.null(),
+  sync: z.null(),
+  acquireLock: z.object({ lockId: transferId }),
+  releaseLock: z.null(),
+  close: z.null(),
+} satisfies Record<RpcOp, z.ZodType>;
+
+export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
+
+const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid"]);
+
+export const responseSchema = z.discriminatedUnion("ok", [
+  z.object({ protocol: z.literal(RPC_PROTOCOL), id: z.number().int(), ok: z.literal(true), result: z.unknown() }),
+  z.object({
+    protocol: z.literal(RPC_PROTOCOL),
+    /** null when the request was too malformed to carry an id. */
+    id: z.number().int().nullable(),
+    ok: z.literal(false),
+    error: z.object({ code: errorCode, message: z.string(), path: z.string().optional() }),
+  }),
+]);
+
+export type RpcResponse = z.infer<typeof responseSchema>;
+export type RpcErrorResponse = Extract<RpcResponse, { ok: false }>;
+
+/** True for a message that claims to be ours (the rest of an endpoint's traffic is ignored). */
+export function isRpcMessage(message: unknown): message is { protocol: typeof RPC_PROTOCOL; id?: unknown } {
+  return typeof message === "object" && message !== null && (message as { protocol?: unknown }).protocol === RPC_PROTOCOL;
+}
+
+export function errorResponse(id: number | null, error: StorageError): RpcErrorResponse {
+  const wire: RpcErrorResponse["error"] = { code: error.code, message: error.message };
+  if (error.path !== undefined) wire.path = error.path;
+  return { protocol: RPC_PROTOCOL, id, ok: false, error: wire };
+}
+
+export function errorFromResponse(response: RpcErrorResponse): StorageError {
+  const { code, message, path } = response.error;
+  return new StorageError(code satisfies StorageErrorCode, message, path === undefined ? undefined : { path });
+}
+
+/** A zod failure as the StorageError "invalid" a malformed message deserves. */
+export function invalidMessage(what: string, error: z.ZodError): StorageError {
+  return new StorageError("invalid", `malformed ${what}: ${z.prettifyError(error)}`);
+}
