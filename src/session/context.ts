@@ -68,7 +68,6 @@ export function buildSessionContext(
       case "message":
         if (entry.message.role === "assistant") {
           model = { provider: entry.message.provider as string, modelId: entry.message.model as string };
-          if (omp) omp.models.default = `${model.provider}/${model.modelId}`;
         }
         break;
       case "compaction":
@@ -102,7 +101,10 @@ export function buildSessionContext(
   } else {
     for (const entry of path) appendContextMessage(messages, entry);
   }
-  return omp ? { messages, thinkingLevel, model, omp } : { messages, thinkingLevel, model };
+  if (!omp) return { messages, thinkingLevel, model };
+  // omp's default role is pi's model: the later of a default model change and an assistant message.
+  if (model?.provider !== undefined && model.modelId !== undefined) omp.models.default = `${model.provider}/${model.modelId}`;
+  return { messages, thinkingLevel, model, omp };
 }
 
 function appendContextMessage(messages: AgentMessage[], entry: SessionEntry): void {

@@ -103,7 +103,7 @@ export class SessionManager {
   #queue: Promise<void> = Promise.resolve();
   #openBatch: AppendBatch | null = null;
   #persistError: Error | null = null;
-  #lock: { path: string; lock: StorageLock } | null = null;
+  #lock: { path: string; lock: Promise<StorageLock> } | null = null;
   /** Files written since the last sync. */
   #unsynced = new Set<string>();
   #closed = false;
@@ -625,13 +625,24 @@ export class SessionManager {
     if (this.#persist && this.#sessionFile) await this.#takeLock(this.#sessionFile);
   }
 
-  /** One writer per file: the lock follows the file this session writes. */
+  /**
+   * One writer per file: the lock follows the file this session writes. Concurrent callers share
+   * one acquisition (open() and a queued write may both ask for it).
+   */
   async #takeLock(path: string): Promise<void> {
-    if (!this.#options.lock || !this.#storage.acquireLock || this.#lock?.path === path) return;
-    const previous = this.#lock;
-    this.#lock = null;
-    await previous?.lock.release();
-    this.#lock = { path, lock: await this.#storage.acquireLock(path) };
+    if (!this.#options.lock || !this.#storage.acquireLock) return;
+    if (this.#lock?.path !== path) {
+      const previous = this.#lock;
+      const acquiring = (async () => {
+        await (await previous?.lock.catch(() => null))?.release();
+        return this.#storage.acquireLock!(path);
+      })();
+      this.#lock = { path, lock: acquiring };
+      acquiring.catch(() => {
+        if (this.#lock?.lock === acquiring) this.#lock = null; // a later call may try again
+      });
+    }
+    await this.#lock!.lock;
   }
 
   /** Waits for queued writes; throws the latched error. */
@@ -662,7 +673,7 @@ export class SessionManager {
       this.#closed = true;
       const held = this.#lock;
       this.#lock = null;
-      await held?.lock.release();
+      await (await held?.lock.catch(() => null))?.release();
     }
   }
 }

@@ -1,0 +1,218 @@
+/**
+ * Exporting sessions and their blobs as a zip, streamed into a WritableStream. Memory holds one
+ * member at a time: a first pass reads each session to fill in the manifest (which comes first in
+ * the zip), a second pass reads it again and writes it. Sessions are append-only, so the second
+ * pass reads only the bytes the first one saw; a session rewritten in between fails the export.
+ */
+import { Uint8ArrayReader, ZipWriter } from "@zip.js/zip.js";
+import { BlobStore, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
+import { collectBlobRefs } from "../blobs/images.js";
+import type { StoragePort } from "../port.js";
+import { ArchiveError } from "./errors.js";
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_VERSION,
+  MANIFEST_NAME,
+  SESSION_ID_PATTERN,
+  blobMemberName,
+  sessionMemberName,
+  type ArchiveManifest,
+  type ManifestSession,
+} from "./manifest.js";
+import { encodeSession, extractBranch, isCanonical, parseSessionBytes } from "./session-bytes.js";
+import type { ArchiveProgress } from "./verify.js";
+
+/** A session to export: its storage path, and optionally one branch of it (root → `leafId`). */
+export type ExportSessionSpec = string | { path: string; leafId?: string };
+
+export interface ExportOptions {
+  /** Put the blobs the sessions reference into the archive. Default true. */
+  includeBlobs?: boolean;
+  onProgress?: (progress: ArchiveProgress) => void;
+  /** The manifest's `generator`. */
+  generator?: string;
+  /** Let zip.js deflate in web workers (browsers). Default false. */
+  useWebWorkers?: boolean;
+}
+
+export interface ExportSummary {
+  sessions: { id: string; member: string; originalPath: string; entries: number; bytes: number; leafId?: string }[];
+  blobs: { count: number; bytes: number };
+  /** Referenced blobs the store does not have (the sessions keep their refs). */
+  missingBlobs: string[];
+  /** Sessions normalized on the way (migrated, damaged lines dropped). */
+  warnings: string[];
+  /** Bytes written to the sink. */
+  archiveBytes: number;
+}
+
+interface Member {
+  bytes: Uint8Array;
+  /** Bytes of the stored file that were read. */
+  sourceSize: number;
+  /** The member is the stored bytes as they are. */
+  verbatim: boolean;
+  manifest: ManifestSession;
+  blobHashes: string[];
+  warnings: string[];
+}
+
+/**
+ * Writes an archive of `sessions` (storage paths) to `sink`. The sink is closed when the archive
+ * is complete and aborted when the export fails.
+ */
+export async function exportArchive(
+  storage: StoragePort,
+  sessions: readonly ExportSessionSpec[],
+  sink: WritableStream<Uint8Array>,
+  options: ExportOptions = {},
+): Promise<ExportSummary> {
+  const specs = sessions.map((spec) => (typeof spec === "string" ? { path: spec } : spec));
+  const blobs = new BlobStore(storage);
+  let manifest: ArchiveManifest;
+  let missingBlobs: string[];
+  const warnings: string[] = [];
+  const firstReads: { sourceSize: number; verbatim: boolean }[] = [];
+  try {
+    const ids = new Set<string>();
+    const manifestSessions: ManifestSession[] = [];
+    const hashes = new Set<string>();
+    for (const spec of specs) {
+      const member = await readMember(storage, spec.path, spec.leafId);
+      if (ids.has(member.manifest.id)) throw new ArchiveError("duplicate", `session ${member.manifest.id} is exported twice`, { member: spec.path });
+      ids.add(member.manifest.id);
+      manifestSessions.push(member.manifest);
+      firstReads.push({ sourceSize: member.sourceSize, verbatim: member.verbatim });
+      warnings.push(...member.warnings);
+      for (const hash of member.blobHashes) hashes.add(hash);
+    }
+    const manifestBlobs: ArchiveManifest["blobs"] = [];
+    const missing: string[] = [];
+    if (options.includeBlobs ?? true) {
+      for (const hash of [...hashes].sort()) {
+        const stat = await storage.stat(blobs.pathOf(hash));
+        if (stat) manifestBlobs.push({ hash, bytes: stat.size });
+        else missing.push(hash);
+      }
+    }
+    missingBlobs = missing;
+    manifest = {
+      format: ARCHIVE_FORMAT,
+      version: ARCHIVE_VERSION,
+      generator: options.generator ?? "sessionkit",
+      created: new Date().toISOString(),
+      sessions: manifestSessions,
+      blobs: manifestBlobs,
+    };
+  } catch (error) {
+    await sink.abort(error).catch(() => {});
+    throw error;
+  }
+
+  let archiveBytes = 0;
+  let failPipe!: (error: unknown) => void;
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    start(controller) {
+      failPipe = (error) => controller.error(error);
+    },
+    transform(chunk, controller) {
+      archiveBytes += chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  const piped = counter.readable.pipeTo(sink);
+  const lastModDate = new Date(manifest.created);
+  const writer = new ZipWriter(counter.writable, { useWebWorkers: options.useWebWorkers ?? false, lastModDate });
+  const total = manifest.sessions.length + manifest.blobs.length;
+  let done = 0;
+  try {
+    await writer.add(MANIFEST_NAME, new Uint8ArrayReader(new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n")));
+    for (const [i, entry] of manifest.sessions.entries()) {
+      const spec = specs[i]!;
+      const { sourceSize, verbatim } = firstReads[i]!;
+      const bytes = verbatim ? await storage.read(spec.path, { offset: 0, length: sourceSize }) : (await readMember(storage, spec.path, spec.leafId, sourceSize)).bytes;
+      if (!bytes || (await sha256Hex(bytes)) !== entry.sha256) {
+        throw new ArchiveError("changed-during-export", "the session was rewritten while it was exported", { member: spec.path });
+      }
+      await writer.add(entry.path, new Uint8ArrayReader(bytes));
+      options.onProgress?.({ phase: "export", member: entry.path, done: ++done, total });
+    }
+    for (const blob of manifest.blobs) {
+      const path = blobs.pathOf(blob.hash);
+      const bytes = await storage.read(path);
+      if (!bytes || bytes.length !== blob.bytes) throw new ArchiveError("changed-during-export", "the blob changed while it was exported", { member: path });
+      const actual = await sha256Hex(bytes);
+      if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the stored blob hashes to ${actual}: the store is corrupt`, { member: path });
+      // Images are compressed already: stored, not deflated.
+      await writer.add(blobMemberName(blob.hash), new Uint8ArrayReader(bytes), { level: 0 });
+      options.onProgress?.({ phase: "export", member: path, done: ++done, total });
+    }
+    await writer.close();
+    await piped;
+  } catch (error) {
+    failPipe(error);
+    await piped.catch(() => {});
+    throw error;
+  }
+
+  return {
+    sessions: manifest.sessions.map((s) => ({
+      id: s.id,
+      member: s.path,
+      originalPath: s.originalPath,
+      entries: s.entries,
+      bytes: s.bytes,
+      ...(s.leafId === undefined ? {} : { leafId: s.leafId }),
+    })),
+    blobs: { count: manifest.blobs.length, bytes: manifest.blobs.reduce((n, b) => n + b.bytes, 0) },
+    missingBlobs,
+    warnings,
+    archiveBytes,
+  };
+}
+
+/**
+ * The member for a stored session: its bytes as stored when they are canonical v3, else the
+ * session normalized to v3; one branch of it when `leafId` is given.
+ */
+async function readMember(storage: StoragePort, path: string, leafId: string | undefined, sourceSize?: number): Promise<Member> {
+  const raw = await storage.read(path, sourceSize === undefined ? undefined : { offset: 0, length: sourceSize });
+  if (!raw) throw new ArchiveError("not-found", "no such session file", { member: path });
+  const parsed = await parseSessionBytes(raw, path);
+  const warnings: string[] = [];
+  let session = { header: parsed.header, entries: parsed.entries };
+  let bytes: Uint8Array;
+  const verbatim = leafId === undefined && isCanonical(parsed);
+  if (leafId !== undefined) {
+    session = await extractBranch(parsed, leafId, path);
+    bytes = encodeSession(session.header, session.entries);
+  } else if (verbatim) {
+    bytes = raw;
+  } else {
+    bytes = encodeSession(parsed.header, parsed.entries);
+    if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);
+    for (const problem of parsed.problems) warnings.push(`${path}: ${problem.message}`);
+  }
+  const { header, entries } = session;
+  if (!SESSION_ID_PATTERN.test(header.id)) throw new ArchiveError("unsafe-name", `session id ${JSON.stringify(header.id)} cannot name an archive member`, { member: path });
+  if (typeof header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member: path });
+  const refs = new Set<string>();
+  for (const entry of entries) collectBlobRefs(entry, refs);
+  return {
+    bytes,
+    sourceSize: raw.length,
+    verbatim,
+    manifest: {
+      id: header.id,
+      path: sessionMemberName(header.id),
+      originalPath: path,
+      cwd: header.cwd ?? "",
+      entries: entries.length,
+      bytes: bytes.length,
+      sha256: await sha256Hex(bytes),
+      ...(leafId === undefined ? {} : { leafId }),
+    },
+    blobHashes: [...refs].map((ref) => parseBlobRef(ref)).filter((hash): hash is string => hash !== null),
+    warnings,
+  };
+}

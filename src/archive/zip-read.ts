@@ -1,0 +1,205 @@
+/**
+ * Reading an untrusted zip: every entry checked from the central directory before anything is
+ * inflated (names, types, counts, sizes, ratios), then members read one at a time into a buffer of
+ * exactly their declared size, with zip.js checking the CRC-32 and the local headers.
+ */
+import {
+  BlobReader,
+  ERR_AMBIGUOUS_ARCHIVE,
+  ERR_CENTRAL_DIRECTORY_NOT_FOUND,
+  ERR_ENTRY_DATA_OUT_OF_BOUNDS,
+  ERR_EOCDR_NOT_FOUND,
+  ERR_INVALID_COMPRESSED_DATA,
+  ERR_INVALID_CRC32,
+  ERR_INVALID_UNCOMPRESSED_SIZE,
+  ERR_LOCAL_FILE_HEADER_NOT_FOUND,
+  ERR_OVERLAPPING_ENTRY,
+  Uint8ArrayReader,
+  ZipReader,
+  type Entry,
+  type FileEntry,
+} from "@zip.js/zip.js";
+import { ArchiveError, type ArchiveErrorCode } from "./errors.js";
+import { RATIO_EXEMPT_BYTES, type ArchiveLimits } from "./limits.js";
+import { classifyMember, unsafeNameRule, type MemberKind } from "./manifest.js";
+
+/**
+ * Where an archive is read from. Reading a zip needs random access (its directory is at the end):
+ * a Blob (a File from a picker, `fs.openAsBlob` in Node) is read in place, a Uint8Array as is, and
+ * a ReadableStream is buffered in memory first (up to the `maxTotalBytes` limit).
+ */
+export type ArchiveSource = Blob | Uint8Array | ReadableStream<Uint8Array>;
+
+export interface ZipMember {
+  name: string;
+  kind: MemberKind;
+  entry: FileEntry;
+}
+
+export interface OpenedZip {
+  /** Members in central-directory order. */
+  members: ZipMember[];
+  byName: Map<string, ZipMember>;
+  /** Bytes of the archive. */
+  size: number;
+  /** Inflates a member into memory, checking its declared size and CRC-32. */
+  read(member: ZipMember): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const LOCAL_HEADER = [0x50, 0x4b, 0x03, 0x04];
+const EMPTY_ARCHIVE = [0x50, 0x4b, 0x05, 0x06];
+
+export async function openZip(source: ArchiveSource, limits: ArchiveLimits, options: { useWebWorkers?: boolean } = {}): Promise<OpenedZip> {
+  const data = source instanceof ReadableStream ? await bufferStream(source, limits.maxTotalBytes + limits.maxEntries * 1024) : source;
+  const size = data instanceof Blob ? data.size : data.length;
+  const head = data instanceof Blob ? new Uint8Array(await data.slice(0, 4).arrayBuffer()) : data.subarray(0, 4);
+  const startsLikeZip = startsWith(head, LOCAL_HEADER) || startsWith(head, EMPTY_ARCHIVE);
+  if (!startsLikeZip) throw new ArchiveError("not-a-zip", "the source is not a zip file (no zip signature at its start)");
+
+  const reader = new ZipReader(data instanceof Blob ? new BlobReader(data) : new Uint8ArrayReader(data), {
+    useWebWorkers: options.useWebWorkers ?? false,
+    checkCrc32: true,
+    checkOverlappingEntry: true,
+    // Local headers must agree with the central directory, names included.
+    strictness: "strict",
+  });
+  const members: ZipMember[] = [];
+  const byName = new Map<string, ZipMember>();
+  let count = 0;
+  let total = 0;
+  try {
+    // Names are validated here, by a whitelist stricter than zip.js's; "balanced" lets duplicate
+    // names through to be reported by name below.
+    for await (const entry of reader.getEntriesGenerator({ strictness: "balanced", filenameValidation: "tolerant" })) {
+      if (++count > limits.maxEntries) throw new ArchiveError("too-many-entries", `more than ${limits.maxEntries} entries (limit maxEntries)`);
+      const member = checkEntry(entry, byName, limits);
+      total += entry.uncompressedSize;
+      if (total > limits.maxTotalBytes) {
+        throw new ArchiveError("too-large", `members add up to more than ${limits.maxTotalBytes} bytes uncompressed (limit maxTotalBytes)`, { member: member.name });
+      }
+      members.push(member);
+      byName.set(member.name, member);
+    }
+  } catch (error) {
+    await reader.close().catch(() => {});
+    throw toArchiveError(error, undefined, startsWith(head, LOCAL_HEADER));
+  }
+
+  return {
+    members,
+    byName,
+    size,
+    read: (member) => readMember(member, options.useWebWorkers ?? false),
+    close: () => reader.close(),
+  };
+}
+
+function checkEntry(entry: Entry, seen: ReadonlyMap<string, ZipMember>, limits: ArchiveLimits): ZipMember {
+  const name = entry.filename;
+  const unsafe = unsafeNameRule(name);
+  if (unsafe) throw new ArchiveError("unsafe-name", `unsafe member name (${unsafe})`, { member: JSON.stringify(name) });
+  const unixType = (entry.externalFileAttributes >>> 16) & S_IFMT;
+  if (entry.directory || name.endsWith("/")) throw new ArchiveError("unsafe-entry", "directory entry (only files are allowed)", { member: name });
+  if (entry.symlink || (unixType !== 0 && unixType !== S_IFREG)) {
+    throw new ArchiveError("unsafe-entry", `not a regular file (unix mode ${(entry.externalFileAttributes >>> 16).toString(8)}${entry.symlink ? ", a symlink" : ""})`, { member: name });
+  }
+  if (entry.encrypted) throw new ArchiveError("unsafe-entry", "encrypted entry", { member: name });
+  if (seen.has(name)) throw new ArchiveError("duplicate", "the name occurs twice in the archive", { member: name });
+  const kind = classifyMember(name);
+  if (!kind) throw new ArchiveError("unexpected-member", "not an archive member name (manifest.json, sessions/<id>.jsonl or blobs/<sha256>)", { member: name });
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+    throw new ArchiveError("unsupported-compression", `compression method ${entry.compressionMethod} (only stored and deflated are read)`, { member: name });
+  }
+  const { uncompressedSize, compressedSize } = entry;
+  if (uncompressedSize > limits.maxEntryBytes) {
+    throw new ArchiveError("too-large", `${uncompressedSize} bytes uncompressed, over the ${limits.maxEntryBytes} of limit maxEntryBytes`, { member: name });
+  }
+  if (entry.compressionMethod === 0 && compressedSize !== uncompressedSize) {
+    throw new ArchiveError("size-mismatch", `stored entry declares ${compressedSize} bytes stored but ${uncompressedSize} uncompressed`, { member: name });
+  }
+  if (uncompressedSize > RATIO_EXEMPT_BYTES && uncompressedSize / Math.max(compressedSize, 1) > limits.maxRatio) {
+    const ratio = Math.round(uncompressedSize / Math.max(compressedSize, 1));
+    throw new ArchiveError("ratio", `compression ratio ${ratio}:1 (${compressedSize} → ${uncompressedSize} bytes) is over limit maxRatio ${limits.maxRatio}`, { member: name });
+  }
+  return { name, kind, entry: entry as FileEntry };
+}
+
+async function readMember(member: ZipMember, useWebWorkers: boolean): Promise<Uint8Array> {
+  const declared = member.entry.uncompressedSize;
+  const out = new Uint8Array(declared);
+  let received = 0;
+  const sink = new WritableStream<Uint8Array>({
+    write(chunk) {
+      // zip.js also stops an entry that inflates past its declared size; this is the second guard.
+      if (received + chunk.length > declared) {
+        throw new ArchiveError("size-mismatch", `inflates past its declared ${declared} bytes`, { member: member.name });
+      }
+      out.set(chunk, received);
+      received += chunk.length;
+    },
+  });
+  try {
+    await member.entry.getData(sink, { useWebWorkers, checkCrc32: true, checkOverlappingEntry: true, strictness: "strict" });
+  } catch (error) {
+    throw toArchiveError(error, member.name, true);
+  }
+  if (received !== declared) throw new ArchiveError("size-mismatch", `inflates to ${received} bytes but declares ${declared}`, { member: member.name });
+  return out;
+}
+
+const ZIP_ERRORS: ReadonlyMap<string, [ArchiveErrorCode, string]> = new Map([
+  [ERR_INVALID_CRC32, ["crc", "CRC-32 of the data does not match the one stored"]],
+  [ERR_INVALID_UNCOMPRESSED_SIZE, ["size-mismatch", "inflates past its declared uncompressed size"]],
+  [ERR_INVALID_COMPRESSED_DATA, ["corrupt-data", "the compressed data does not inflate"]],
+  [ERR_ENTRY_DATA_OUT_OF_BOUNDS, ["truncated", "the entry's data runs past the end of the archive"]],
+  [ERR_LOCAL_FILE_HEADER_NOT_FOUND, ["corrupt-data", "no local file header where the directory points"]],
+  [ERR_OVERLAPPING_ENTRY, ["unsafe-entry", "the entry's data overlaps another entry (a zip bomb)"]],
+  [ERR_AMBIGUOUS_ARCHIVE, ["ambiguous", "the archive reads differently in other tools"]],
+]);
+
+function toArchiveError(error: unknown, member: string | undefined, startsWithLocalHeader: boolean): unknown {
+  if (error instanceof ArchiveError) return error;
+  const message = (error as Error)?.message;
+  if (message === ERR_EOCDR_NOT_FOUND || message === ERR_CENTRAL_DIRECTORY_NOT_FOUND) {
+    return startsWithLocalHeader
+      ? new ArchiveError("truncated", "the zip's central directory is missing: the file is truncated", { cause: error })
+      : new ArchiveError("not-a-zip", "no zip central directory found", { cause: error });
+  }
+  const known = message === undefined ? undefined : ZIP_ERRORS.get(message);
+  if (known) {
+    const reason = (error as { reason?: unknown }).reason;
+    return new ArchiveError(known[0], typeof reason === "string" ? `${known[1]} (${reason})` : known[1], { member, cause: error });
+  }
+  // Any other failure of zip.js to read the structure: not something we can import.
+  return new ArchiveError(member === undefined ? "not-a-zip" : "corrupt-data", `unreadable zip (${message ?? String(error)})`, { member, cause: error });
+}
+
+async function bufferStream(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new ArchiveError("too-large", `the archive stream is over ${maxBytes} bytes (limit maxTotalBytes)`);
+    }
+    parts.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
+  return prefix.every((b, i) => bytes[i] === b);
+}

@@ -1,0 +1,123 @@
+/**
+ * `verify`: everything wrong with a session file, each with its line number, read-only.
+ */
+import nodePath from "node:path";
+import { BlobStore, checkEntry, collectBlobRefs, headerVersion, parseBlobRef, readSessionFile, scanJsonl, type LineProblem } from "../index.js";
+import { CliError } from "./errors.js";
+import { asCliError, type SessionFileRef } from "./store.js";
+
+export type VerifyProblemKind =
+  | "bad-line" // not JSON, or JSON that is not an object: skipped on load
+  | "glued-line" // several objects on one line (a torn append): recovered, but the file is damaged
+  | "torn-tail" // the last line is incomplete: a crash mid-append
+  | "extra-header" // a second session header (left by an old fork bug): skipped on load
+  | "invalid-entry" // fails its entry type's schema
+  | "duplicate-id" // an id already used by an earlier entry
+  | "dangling-parent" // parentId names no entry of the file
+  | "missing-blob"; // a blob ref whose blobs/<hash> is absent
+
+export interface VerifyProblem {
+  kind: VerifyProblemKind;
+  /** 1-based line of the file (the header is line 1). */
+  line: number;
+  /** The entry's id (after migration, for v1 files whose entries have none on disk). */
+  entryId?: string;
+  message: string;
+}
+
+export interface VerifyReport {
+  file: string;
+  /** The version the file declares (1 when it declares none). */
+  version: number;
+  /** The version it would be migrated to on load, or null when it is current. */
+  migratesTo: number | null;
+  entries: number;
+  /** Distinct blob refs in the file. */
+  blobRefs: number;
+  problems: VerifyProblem[];
+}
+
+const LINE_PROBLEM_KIND: Record<LineProblem["kind"], VerifyProblemKind> = {
+  unparseable: "bad-line",
+  "not-object": "bad-line",
+  glued: "glued-line",
+  torn: "torn-tail",
+};
+
+export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> {
+  let file;
+  try {
+    file = await readSessionFile(ref.storage, ref.path);
+  } catch (error) {
+    throw asCliError(error, ref);
+  }
+  if (file.kind !== "session") throw new CliError(`${ref.absolute} is ${file.kind === "missing" ? "missing" : "empty"}, not a session file`);
+
+  // The loader does not keep line numbers: a second scan maps entries to their lines, skipping
+  // the header and extra headers exactly as the loader does.
+  const entryLines: number[] = [];
+  const problems: VerifyProblem[] = [];
+  let records = 0;
+  await scanJsonl(ref.storage, ref.path, (record, line) => {
+    if (records++ === 0) return;
+    if (record.type === "session") problems.push({ kind: "extra-header", line, message: "a second session header (skipped on load)" });
+    else entryLines.push(line);
+  });
+  if (entryLines.length !== file.entries.length) throw new CliError(`${ref.absolute} changed while it was being verified`);
+
+  for (const problem of file.problems) {
+    problems.push({ kind: LINE_PROBLEM_KIND[problem.kind], line: problem.line, message: problem.message.replace(/^line \d+: /, "") });
+  }
+
+  const ids = new Set(file.entries.map((entry) => entry.id));
+  const firstLineOfId = new Map<string, number>();
+  const blobs = new BlobStore(ref.storage);
+  const blobPresent = new Map<string, boolean>();
+  for (let i = 0; i < file.entries.length; i++) {
+    const entry = file.entries[i]!;
+    const line = entryLines[i]!;
+    const at = (kind: VerifyProblemKind, message: string) => problems.push({ kind, line, entryId: entry.id, message });
+
+    const check = checkEntry(entry);
+    if (!check.ok) at("invalid-entry", check.problem);
+
+    const seenAt = firstLineOfId.get(entry.id);
+    if (seenAt !== undefined) at("duplicate-id", `id ${entry.id} is already used by the entry on line ${seenAt}`);
+    else firstLineOfId.set(entry.id, line);
+
+    if (typeof entry.parentId === "string" && !ids.has(entry.parentId)) at("dangling-parent", `parent ${entry.parentId} is not in the file`);
+
+    for (const blobRef of collectBlobRefs(entry)) {
+      const hash = parseBlobRef(blobRef);
+      let present = blobPresent.get(blobRef);
+      if (present === undefined) {
+        present = hash !== null && (await blobs.has(blobRef));
+        blobPresent.set(blobRef, present);
+      }
+      if (present) continue;
+      if (hash === null) at("missing-blob", `malformed blob ref ${JSON.stringify(blobRef.slice(0, 80))}`);
+      else at("missing-blob", `${blobRef}: ${nodePath.join(ref.storage.root, ...blobs.pathOf(hash).split("/"))} does not exist`);
+    }
+  }
+  problems.sort((a, b) => a.line - b.line);
+
+  return {
+    file: ref.absolute,
+    version: file.migratedFrom ?? headerVersion(file.header),
+    migratesTo: file.migratedFrom === null ? null : headerVersion(file.header),
+    entries: file.entries.length,
+    blobRefs: blobPresent.size,
+    problems,
+  };
+}
+
+export function renderVerifyReport(report: VerifyReport): string[] {
+  const version = report.migratesTo === null ? `v${report.version}` : `v${report.version}, migrates to v${report.migratesTo} on load`;
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  const facts = `${version}, ${count(report.entries, "entry", "entries")}, ${count(report.blobRefs, "blob ref", "blob refs")}`;
+  if (report.problems.length === 0) return [`${report.file}: OK (${facts})`];
+  return [
+    `${report.file}: ${count(report.problems.length, "problem", "problems")} (${facts})`,
+    ...report.problems.map((p) => `  line ${p.line}${p.entryId ? `, entry ${p.entryId}` : ""}: ${p.kind}: ${p.message}`),
+  ];
+}
