@@ -73,8 +73,12 @@ class RpcClient implements RpcStorage {
     }
     const stops = [
       listen(transport, "message", (event) => this.receive(messageData(event))),
-      // A Worker reports a failed script or an uncaught exception: treat the peer as dead.
-      listen(transport, "error", (event) => this.end(`the storage peer failed: ${describeErrorEvent(event)}`)),
+      // A Worker reports a failed script or an uncaught exception: treat the peer as dead, and
+      // report it through the failed calls rather than as an uncaught error of the page.
+      listen(transport, "error", (event) => {
+        event.preventDefault();
+        this.end(`the storage peer failed: ${describeErrorEvent(event)}`);
+      }),
       // MessagePorts (browsers since 2024, Node) announce the other side closing.
       listen(transport, "close", () => this.end("the storage peer closed the channel")),
     ];

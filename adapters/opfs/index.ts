@@ -1,0 +1,37 @@
+/**
+ * OPFS storage for a page: `opfsStorage()` starts a dedicated module worker that owns the files
+ * (sync access handles: O(1) appends) and talks to it over the storage rpc. Inside a worker,
+ * `opfsWorkerStorage()` is the same port without the hop.
+ */
+import { StorageError, type ByteRange } from "../../src/port.js";
+import { rpcClientStorage } from "../rpc/client.js";
+import { encodeWorkerName } from "./worker-config.js";
+import type { OpfsLocation, OpfsStorage } from "./worker-storage.js";
+
+export { DEFAULT_OPFS_ROOT, opfsWorkerStorage, type OpfsLocation, type OpfsStorage } from "./worker-storage.js";
+
+export interface OpfsStorageOptions extends OpfsLocation {
+  /** How long a call waits for the worker before failing with "io"; default 30 s. */
+  timeoutMs?: number;
+}
+
+export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
+  if (typeof Worker === "undefined") throw new StorageError("unsupported", "opfsStorage needs Web Workers");
+  const { timeoutMs, ...location } = options ?? {};
+  const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: encodeWorkerName(location) });
+  const client = rpcClientStorage(worker, { kind: "opfs", ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  return {
+    kind: "opfs",
+    read: (path: string, range?: ByteRange) => client.read(path, range),
+    stat: (path) => client.stat(path),
+    list: (dir) => client.list(dir),
+    append: (path, data) => client.append(path, data),
+    write: (path, data) => client.write(path, data),
+    truncate: (path, size) => client.truncate(path, size),
+    remove: (path) => client.remove(path),
+    sync: (path) => client.sync(path),
+    acquireLock: (key) => client.acquireLock(key),
+    // Ending the worker frees its handles and Web Locks even if the close call failed.
+    close: () => client.close().finally(() => worker.terminate()),
+  };
+}

@@ -1,0 +1,444 @@
+/**
+ * The OPFS StoragePort that touches the Origin Private File System directly. Meant to run in a
+ * dedicated worker (see ./worker.ts and `opfsStorage`), where it holds a
+ * FileSystemSyncAccessHandle per open file: an append is one in-place write at the tracked end
+ * offset, O(appended bytes) however big the file is.
+ *
+ * Where sync handles are missing (the main thread, browsers without them) it falls back to
+ * `createWritable()`, which copies the whole file into a swap file on every close: each append
+ * then costs O(file size). Writes through it are atomic on their own (the swap file replaces the
+ * file on close).
+ *
+ * Atomic `write` with sync handles: the bytes go to a temp file in the same directory, which is
+ * flushed, closed and moved over the target (`FileSystemHandle.move`, which replaces it). Where
+ * `move` is missing the target is rewritten in place through its sync handle: not atomic (a crash
+ * mid-write leaves a partial file), and the only option left there.
+ *
+ * Sync handles are exclusive per file across the origin: a second tab's worker opening the same
+ * file gets StorageError "locked". Writers coordinate with `acquireLock` (Web Locks) first;
+ * reads use `File` snapshots and never take the handle.
+ */
+import {
+  StorageError,
+  baseName,
+  checkStoragePath,
+  parentDir,
+  type ByteRange,
+  type DirEntry,
+  type FileStat,
+  type StorageLock,
+  type StoragePort,
+} from "../../src/port.js";
+import { checkByteRange, clampByteRange } from "../byte-range.js";
+import { domErrorName, toStorageError } from "../dom-errors.js";
+import { acquireWebLock } from "../web-locks.js";
+
+export interface OpfsLocation {
+  /** Directory below the OPFS root that holds the files, "/"-separated; default "sessionkit". */
+  root?: string;
+  /** A Chromium storage bucket (navigator.storageBuckets) whose OPFS to use, for its own quota and eviction. */
+  bucket?: string;
+}
+
+export type OpfsStorage = StoragePort & {
+  readonly kind: "opfs";
+  sync(path: string): Promise<void>;
+  acquireLock(key: string): Promise<StorageLock>;
+  close(): Promise<void>;
+};
+
+export const DEFAULT_OPFS_ROOT = "sessionkit";
+
+/** Names of in-flight `write` temp files; `list` hides them. */
+const TEMP_PREFIX = ".sessionkit-tmp-";
+
+/** Sync handles kept open at once; the least recently used is closed beyond this. */
+const MAX_OPEN_HANDLES = 64;
+
+/** FileSystemSyncAccessHandle (worker-only, so missing from TypeScript's DOM lib). */
+interface SyncAccessHandle {
+  read(buffer: Uint8Array, options?: { at?: number }): number;
+  write(buffer: Uint8Array, options?: { at?: number }): number;
+  truncate(size: number): void;
+  getSize(): number;
+  flush(): void;
+  close(): void;
+}
+
+type FileHandle = FileSystemFileHandle & {
+  createSyncAccessHandle?(): Promise<SyncAccessHandle>;
+  move?(destination: FileSystemDirectoryHandle, name: string): Promise<void>;
+};
+
+type DirectoryHandle = FileSystemDirectoryHandle & { values(): AsyncIterable<FileSystemHandle> };
+
+interface OpenFile {
+  access: SyncAccessHandle;
+  size: number;
+  mtimeMs: number;
+}
+
+/** Where the files live: the origin's StorageManager, or a storage bucket (same two methods). */
+interface StorageArea {
+  getDirectory(): Promise<FileSystemDirectoryHandle>;
+  estimate(): Promise<StorageEstimate>;
+}
+
+interface StorageBucketManager {
+  open(name: string): Promise<StorageArea>;
+}
+
+export function opfsWorkerStorage(options?: OpfsLocation): OpfsStorage {
+  return new OpfsPort(options ?? {});
+}
+
+class OpfsPort implements OpfsStorage {
+  readonly kind = "opfs";
+  private readonly root: string;
+  private readonly bucket: string | undefined;
+  private readonly syncHandles: boolean;
+  private rootDir: Promise<DirectoryHandle> | undefined;
+  /** Open sync handles by path, least recently used first. */
+  private readonly open = new Map<string, OpenFile>();
+  /** Per path, the end of the chain of its queued operations. */
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  constructor(options: OpfsLocation) {
+    this.root = options.root ?? DEFAULT_OPFS_ROOT;
+    if (this.root !== "") checkStoragePath(this.root);
+    this.bucket = options.bucket;
+    this.syncHandles = typeof FileSystemFileHandle !== "undefined" && "createSyncAccessHandle" in FileSystemFileHandle.prototype;
+  }
+
+  async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+    checkStoragePath(path);
+    checkByteRange(path, range);
+    return this.exclusive(path, `read ${path}`, async () => {
+      const open = this.open.get(path);
+      if (open) {
+        const [start, end] = clampByteRange(range, open.size);
+        const out = new Uint8Array(end - start);
+        if (open.access.read(out, { at: start }) !== out.length) throw new StorageError("io", `short read of ${path}`, { path });
+        return out;
+      }
+      const file = await this.fileHandle(path, false);
+      if (!file) return null;
+      const snapshot = await file.getFile();
+      const [start, end] = clampByteRange(range, snapshot.size);
+      return new Uint8Array(await snapshot.slice(start, end).arrayBuffer());
+    });
+  }
+
+  async stat(path: string): Promise<FileStat | null> {
+    checkStoragePath(path);
+    return this.exclusive(path, `stat ${path}`, () => this.statNow(path));
+  }
+
+  /** Directories have no timestamps in OPFS: their entries carry mtimeMs 0. */
+  async list(dir: string): Promise<DirEntry[]> {
+    checkStoragePath(dir, { allowRoot: true });
+    try {
+      const handle = await this.directory(dir, false);
+      if (!handle) return [];
+      const entries: DirEntry[] = [];
+      for await (const child of handle.values()) {
+        if (child.name.startsWith(TEMP_PREFIX)) continue;
+        if (child.kind === "directory") {
+          entries.push({ name: child.name, kind: "dir", size: 0, mtimeMs: 0 });
+          continue;
+        }
+        const stat = await this.statNow(dir === "" ? child.name : `${dir}/${child.name}`);
+        if (stat) entries.push({ name: child.name, kind: "file", ...stat });
+      }
+      return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    } catch (error) {
+      throw toStorageError(error, `opfs list ${dir}`, dir);
+    }
+  }
+
+  async append(path: string, data: Uint8Array): Promise<void> {
+    checkStoragePath(path);
+    const bytes = data.slice(); // the caller may reuse its buffer before our turn comes
+    return this.exclusive(path, `append ${path}`, async () => {
+      if (!this.syncHandles) return this.writeWritable(await this.fileHandle(path, true), bytes, "append", path);
+      const open = await this.openFile(path, true);
+      writeFully(open.access, bytes, open.size, path);
+      open.size += bytes.length;
+      open.mtimeMs = Date.now();
+    });
+  }
+
+  async write(path: string, data: Uint8Array): Promise<void> {
+    checkStoragePath(path);
+    const bytes = data.slice();
+    return this.exclusive(path, `write ${path}`, async () => {
+      const dir = await this.directory(parentDir(path), true);
+      const name = baseName(path);
+      const target = await fileIn(dir, name, true, path); // fails now if `path` is a directory
+      if (!this.syncHandles) return this.writeWritable(target, bytes, "replace", path);
+      if (!("move" in FileSystemFileHandle.prototype)) return this.rewriteInPlace(path, bytes);
+      const temp = await fileIn(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`, true, path);
+      try {
+        const access = await temp.createSyncAccessHandle!();
+        try {
+          writeFully(access, bytes, 0, path);
+          access.flush();
+        } finally {
+          access.close();
+        }
+        this.release(path); // move fails while our own handle holds the target
+        await temp.move!(dir, name);
+      } catch (error) {
+        await dir.removeEntry(temp.name).catch(() => {});
+        throw error;
+      }
+    });
+  }
+
+  async truncate(path: string, size: number): Promise<void> {
+    checkStoragePath(path);
+    return this.exclusive(path, `truncate ${path}`, async () => {
+      const current = await this.statNow(path);
+      if (!current) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
+      if (!Number.isSafeInteger(size) || size < 0 || size > current.size) {
+        throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${current.size} bytes) to ${size} bytes`, { path });
+      }
+      if (!this.syncHandles) {
+        const writable = await (await this.requireFile(path)).createWritable({ keepExistingData: true });
+        await writable.truncate(size);
+        return writable.close();
+      }
+      const open = await this.openFile(path, false);
+      if (!open) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
+      open.access.truncate(size);
+      open.size = size;
+      open.mtimeMs = Date.now();
+    });
+  }
+
+  async remove(path: string): Promise<void> {
+    checkStoragePath(path);
+    return this.exclusive(path, `remove ${path}`, async () => {
+      this.release(path);
+      const dir = await this.directory(parentDir(path), false);
+      // Nothing to do when the file is missing or the path names a directory.
+      if (!dir || !(await fileIn(dir, baseName(path), false, path).catch(ignoreNotAFile))) return;
+      await dir.removeEntry(baseName(path));
+    });
+  }
+
+  async sync(path: string): Promise<void> {
+    checkStoragePath(path);
+    return this.exclusive(path, `sync ${path}`, async () => {
+      const open = this.open.get(path);
+      if (open) return open.access.flush();
+      // Not open: its last change went through a closed handle or writable, already persisted.
+      if (!(await this.fileHandle(path, false))) {
+        throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
+      }
+    });
+  }
+
+  async acquireLock(key: string): Promise<StorageLock> {
+    checkStoragePath(key);
+    return acquireWebLock(`sessionkit:opfs:${this.bucket ?? ""}:${this.root}:${key}`, key);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.tails.values()]);
+    for (const path of [...this.open.keys()]) this.release(path);
+  }
+
+  /**
+   * Runs operations on one path one at a time, in call order (sync-handle calls are synchronous,
+   * but finding and opening handles is not). Failures become StorageErrors.
+   */
+  private exclusive<T>(path: string, action: string, operation: () => Promise<T>): Promise<T> {
+    const run = async () => {
+      try {
+        return await operation();
+      } catch (error) {
+        throw toStorageError(error, `opfs ${action}`, path);
+      }
+    };
+    const result = (this.tails.get(path) ?? Promise.resolve()).then(run);
+    const tail = result.catch(() => {});
+    this.tails.set(path, tail);
+    void tail.then(() => {
+      if (this.tails.get(path) === tail) this.tails.delete(path);
+    });
+    return result;
+  }
+
+  /** The open sync handle of a file, opening (and with `create`, creating) it; null if missing. */
+  private async openFile(path: string, create: true): Promise<OpenFile>;
+  private async openFile(path: string, create: boolean): Promise<OpenFile | null>;
+  private async openFile(path: string, create: boolean): Promise<OpenFile | null> {
+    const cached = this.open.get(path);
+    if (cached) {
+      this.open.delete(path); // re-insert: most recently used last
+      this.open.set(path, cached);
+      return cached;
+    }
+    const file = await this.fileHandle(path, create);
+    if (!file) return null;
+    const access = await file.createSyncAccessHandle!();
+    const opened = { access, size: access.getSize(), mtimeMs: (await file.getFile()).lastModified };
+    this.open.set(path, opened);
+    if (this.open.size > MAX_OPEN_HANDLES) this.release(this.open.keys().next().value as string);
+    return opened;
+  }
+
+  /** Closes a file's sync handle, if open, so others (move, remove, other tabs) can take it. */
+  private release(path: string): void {
+    const open = this.open.get(path);
+    if (!open) return;
+    this.open.delete(path);
+    open.access.close();
+  }
+
+  /** A file's size and mtime, from its open handle or a File snapshot; null if missing. */
+  private async statNow(path: string): Promise<FileStat | null> {
+    const open = this.open.get(path);
+    if (open) return { size: open.size, mtimeMs: open.mtimeMs };
+    const file = await this.fileHandle(path, false);
+    if (!file) return null;
+    const snapshot = await file.getFile();
+    return { size: snapshot.size, mtimeMs: snapshot.lastModified };
+  }
+
+  /**
+   * Appends or replaces through createWritable. Its swap file lands on close() (so a replace is
+   * atomic) and an aborted one leaves the file as it was; but keepExistingData copies the whole
+   * file into the swap file first, so an append costs O(file size).
+   */
+  private async writeWritable(file: FileHandle, data: Uint8Array, mode: "append" | "replace", path: string): Promise<void> {
+    const position = mode === "append" ? (await file.getFile()).size : 0;
+    const writable = await file.createWritable({ keepExistingData: mode === "append" });
+    try {
+      await writable.write({ type: "write", position, data: data as Uint8Array<ArrayBuffer> });
+      await writable.close();
+    } catch (error) {
+      await writable.abort().catch(() => {});
+      throw await this.explainWriteFailure(error, data.length, path);
+    }
+  }
+
+  /**
+   * Chromium can report a writable that ran out of quota as "AbortError: Failed to write data to
+   * data pipe" (the backend closes the pipe before its QuotaExceededError arrives): when the
+   * bytes could not have fit, call it "quota".
+   */
+  private async explainWriteFailure(error: unknown, bytes: number, path: string): Promise<unknown> {
+    if (domErrorName(error) === "QuotaExceededError") return error;
+    const { usage, quota } = await (await this.storageArea()).estimate().catch(() => ({}) as StorageEstimate);
+    if (usage === undefined || quota === undefined || usage + bytes <= quota) return error;
+    return new StorageError("quota", `opfs: out of quota writing ${bytes} bytes to ${JSON.stringify(path)}`, { path, cause: error });
+  }
+
+  /** `write` without `move`: truncate and rewrite through the sync handle (not atomic). */
+  private async rewriteInPlace(path: string, data: Uint8Array): Promise<void> {
+    const open = await this.openFile(path, true);
+    open.access.truncate(0);
+    open.size = 0;
+    writeFully(open.access, data, 0, path);
+    open.size = data.length;
+    open.mtimeMs = Date.now();
+    open.access.flush();
+  }
+
+  private async requireFile(path: string): Promise<FileHandle> {
+    const file = await this.fileHandle(path, false);
+    if (!file) throw new StorageError("not-found", `no such file ${JSON.stringify(path)}`, { path });
+    return file;
+  }
+
+  private async fileHandle(path: string, create: true): Promise<FileHandle>;
+  private async fileHandle(path: string, create: boolean): Promise<FileHandle | null>;
+  private async fileHandle(path: string, create: boolean): Promise<FileHandle | null> {
+    const dir = await this.directory(parentDir(path), create);
+    return dir ? fileIn(dir, baseName(path), create, path) : null;
+  }
+
+  /** The directory at `dir` below the root (creating it with `create`); null if missing. */
+  private async directory(dir: string, create: true): Promise<DirectoryHandle>;
+  private async directory(dir: string, create: boolean): Promise<DirectoryHandle | null>;
+  private async directory(dir: string, create: boolean): Promise<DirectoryHandle | null> {
+    let handle = await this.rootDirectory();
+    for (const segment of dir === "" ? [] : dir.split("/")) {
+      try {
+        handle = (await handle.getDirectoryHandle(segment, { create })) as DirectoryHandle;
+      } catch (error) {
+        if (!create && domErrorName(error) === "NotFoundError") return null;
+        if (domErrorName(error) === "TypeMismatchError") {
+          throw new StorageError("io", `${JSON.stringify(dir)}: ${JSON.stringify(segment)} is a file, not a directory`, { path: dir });
+        }
+        throw error;
+      }
+    }
+    return handle;
+  }
+
+  private rootDirectory(): Promise<DirectoryHandle> {
+    this.rootDir ??= (async () => {
+      let handle = (await (await this.storageArea()).getDirectory()) as DirectoryHandle;
+      for (const segment of this.root === "" ? [] : this.root.split("/")) {
+        handle = (await handle.getDirectoryHandle(segment, { create: true })) as DirectoryHandle;
+      }
+      return handle;
+    })().catch((error: unknown) => {
+      this.rootDir = undefined;
+      throw error;
+    });
+    return this.rootDir;
+  }
+
+  private storageArea(): Promise<StorageArea> {
+    if (typeof navigator === "undefined" || !navigator.storage?.getDirectory) {
+      return Promise.reject(new StorageError("unsupported", "the Origin Private File System is not available here"));
+    }
+    if (this.bucket === undefined) return Promise.resolve(navigator.storage);
+    const buckets = (navigator as Navigator & { storageBuckets?: StorageBucketManager }).storageBuckets;
+    if (!buckets) return Promise.reject(new StorageError("unsupported", "storage buckets (navigator.storageBuckets) are not available here"));
+    return buckets.open(this.bucket);
+  }
+}
+
+/** The file `name` in `dir` (created with `create`); null if missing; "io" if it is a directory. */
+async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: true, path: string): Promise<FileHandle>;
+async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean, path: string): Promise<FileHandle | null>;
+async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean, path: string): Promise<FileHandle | null> {
+  try {
+    return (await dir.getFileHandle(name, { create })) as FileHandle;
+  } catch (error) {
+    if (!create && domErrorName(error) === "NotFoundError") return null;
+    if (domErrorName(error) === "TypeMismatchError") {
+      throw new StorageError("io", `${JSON.stringify(path)} is a directory, not a file`, { path });
+    }
+    throw error;
+  }
+}
+
+/** `remove` of a path that names a directory removes nothing. */
+function ignoreNotAFile(error: unknown): null {
+  if (error instanceof StorageError && error.code === "io") return null;
+  throw error;
+}
+
+/**
+ * Writes all of `data` at `at`. A short write means the quota ran out (Chromium writes what fits
+ * and returns the count): cut the file back to `at` and fail with "quota", leaving it as it was.
+ */
+function writeFully(access: SyncAccessHandle, data: Uint8Array, at: number, path: string): void {
+  let written = 0;
+  try {
+    written = access.write(data, { at });
+  } catch (error) {
+    access.truncate(at);
+    throw error;
+  }
+  if (written !== data.length) {
+    access.truncate(at);
+    throw new StorageError("quota", `opfs: out of quota writing ${data.length} bytes to ${JSON.stringify(path)}`, { path });
+  }
+}
