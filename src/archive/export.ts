@@ -85,6 +85,7 @@ export async function exportArchive(
       firstReads.push({ sourceSize: member.sourceSize, verbatim: member.verbatim });
       warnings.push(...member.warnings);
       for (const hash of member.blobHashes) hashes.add(hash);
+      options.onProgress?.({ phase: "prepare", member: spec.path, done: ids.size, total: specs.length });
     }
     const manifestBlobs: ArchiveManifest["blobs"] = [];
     const missing: string[] = [];

@@ -12,7 +12,8 @@ import { countLines, parseSessionBytes, type ParsedSession } from "./session-byt
 import { openZip, type ArchiveSource, type OpenedZip } from "./zip-read.js";
 
 export interface ArchiveProgress {
-  phase: "verify" | "write" | "export";
+  /** Export: "prepare" (first read of each session), then "export"; import: "verify", then "write". */
+  phase: "prepare" | "export" | "verify" | "write";
   /** The member (or storage path) being worked on. */
   member: string;
   /** Members done in this phase, and how many there are. */
@@ -168,8 +169,10 @@ async function parseArchivedSession(bytes: Uint8Array, entry: ManifestSession, l
   const problem = parsed.problems[0];
   if (problem) throw new ArchiveError("bad-session", `${problem.message}`, { member });
   if (parsed.tail.kind !== "clean") throw new ArchiveError("bad-session", "the last line has no newline", { member });
-  if (parsed.header.version !== CURRENT_SESSION_VERSION) {
-    throw new ArchiveError("bad-session", `session format version ${String(parsed.header.version ?? 1)}; archives hold version ${CURRENT_SESSION_VERSION}`, { member });
+  // The reader migrates older versions in memory: `migratedFrom` tells what the member holds.
+  const version = parsed.migratedFrom ?? parsed.header.version;
+  if (version !== CURRENT_SESSION_VERSION) {
+    throw new ArchiveError("bad-session", `session format version ${String(version)}; archives hold version ${CURRENT_SESSION_VERSION}`, { member });
   }
   if (parsed.header.id !== entry.id) throw new ArchiveError("bad-session", `the header's session id is ${JSON.stringify(parsed.header.id)}, the member is named for ${entry.id}`, { member });
   if (typeof parsed.header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member });

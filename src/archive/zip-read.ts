@@ -100,7 +100,7 @@ export async function openZip(source: ArchiveSource, limits: ArchiveLimits, opti
 function checkEntry(entry: Entry, seen: ReadonlyMap<string, ZipMember>, limits: ArchiveLimits): ZipMember {
   const name = entry.filename;
   const unsafe = unsafeNameRule(name);
-  if (unsafe) throw new ArchiveError("unsafe-name", `unsafe member name (${unsafe})`, { member: JSON.stringify(name) });
+  if (unsafe) throw new ArchiveError("unsafe-name", `unsafe member name ${JSON.stringify(name)} (${unsafe})`, { member: name });
   const unixType = (entry.externalFileAttributes >>> 16) & S_IFMT;
   if (entry.directory || name.endsWith("/")) throw new ArchiveError("unsafe-entry", "directory entry (only files are allowed)", { member: name });
   if (entry.symlink || (unixType !== 0 && unixType !== S_IFREG)) {
