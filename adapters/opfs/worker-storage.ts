@@ -10,9 +10,8 @@
  * file on close).
  *
  * Atomic `write` with sync handles: the bytes go to a temp file in the same directory, which is
- * flushed, closed and moved over the target (`FileSystemHandle.move`, which replaces it). Where
- * `move` is missing the target is rewritten in place through its sync handle: not atomic (a crash
- * mid-write leaves a partial file), and the only option left there.
+ * flushed, closed and moved over the target (`FileSystemFileHandle.move`, which replaces it in
+ * one step; it shipped with sync handles in every engine). A reader sees the old file or the new.
  *
  * Sync handles are exclusive per file across the origin: a second tab's worker opening the same
  * file gets StorageError "locked". Writers coordinate with `acquireLock` (Web Locks) first;
@@ -174,11 +173,18 @@ class OpfsPort implements OpfsStorage {
     return this.exclusive(path, `write ${path}`, async () => {
       const dir = await this.directory(parentDir(path), true);
       const name = baseName(path);
-      const target = await fileIn(dir, name, true, path); // fails now if `path` is a directory
-      if (!this.syncHandles) return this.writeWritable(target, bytes, "replace", path);
-      if (!("move" in FileSystemFileHandle.prototype)) return this.rewriteInPlace(path, bytes);
+      const existing = await fileIn(dir, name, false, path); // fails now if `path` is a directory
+      if (!this.syncHandles) {
+        try {
+          return await this.writeWritable(existing ?? (await fileIn(dir, name, true, path)), bytes, "replace", path);
+        } catch (error) {
+          if (!existing) await dir.removeEntry(name).catch(() => {}); // as it was: no file
+          throw error;
+        }
+      }
       const temp = await fileIn(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`, true, path);
       try {
+        if (!temp.move) throw new StorageError("unsupported", "this browser's OPFS cannot move files (FileSystemFileHandle.move)", { path });
         const access = await temp.createSyncAccessHandle!();
         try {
           writeFully(access, bytes, 0, path);
@@ -187,7 +193,7 @@ class OpfsPort implements OpfsStorage {
           access.close();
         }
         this.release(path); // move fails while our own handle holds the target
-        await temp.move!(dir, name);
+        await temp.move(dir, name);
       } catch (error) {
         await dir.removeEntry(temp.name).catch(() => {});
         throw error;
@@ -334,17 +340,6 @@ class OpfsPort implements OpfsStorage {
     const { usage, quota } = await (await this.storageArea()).estimate().catch(() => ({}) as StorageEstimate);
     if (usage === undefined || quota === undefined || usage + bytes <= quota) return error;
     return new StorageError("quota", `opfs: out of quota writing ${bytes} bytes to ${JSON.stringify(path)}`, { path, cause: error });
-  }
-
-  /** `write` without `move`: truncate and rewrite through the sync handle (not atomic). */
-  private async rewriteInPlace(path: string, data: Uint8Array): Promise<void> {
-    const open = await this.openFile(path, true);
-    open.access.truncate(0);
-    open.size = 0;
-    writeFully(open.access, data, 0, path);
-    open.size = data.length;
-    open.mtimeMs = Date.now();
-    open.access.flush();
   }
 
   private async requireFile(path: string): Promise<FileHandle> {

@@ -146,6 +146,8 @@ describe("indexeddb adapter", () => {
       await port.write("s.jsonl", text("kept\n"));
       const tooBig = new Uint8Array(8 << 20).fill(7);
       await expect(port.write("s.jsonl", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
+      await expect(port.write("new.bin", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
+      expect(await port.stat("new.bin")).toBeNull();
       // Every caller of a failed batch gets the quota error; none of the batch lands.
       const batch = [port.append("s.jsonl", text("lost\n")), port.append("s.jsonl", tooBig)];
       for (const result of await Promise.allSettled(batch)) {

@@ -119,6 +119,8 @@ describe("opfs adapter", () => {
         const tooBig = new Uint8Array(8 * MiB).fill(7);
         await expect(port.append("s.jsonl", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
         await expect(port.write("s.jsonl", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
+        await expect(port.write("new.bin", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
+        expect(await port.stat("new.bin")).toBeNull();
         expect(decode(await port.read("s.jsonl"))).toBe("kept\nmore\n");
         await port.append("s.jsonl", text("after\n"));
         expect(decode(await port.read("s.jsonl"))).toBe("kept\nmore\nafter\n");
