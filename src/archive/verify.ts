@@ -59,6 +59,9 @@ export interface VerifySummary {
   blobsNotInArchive: string[];
 }
 
+/** A manifest lists ~300 bytes per session: this is room for far more sessions than maxEntries. */
+const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
 /** Verified members are kept in memory up to this much, so a commit does not inflate them again. */
 const CACHE_BUDGET_BYTES = 64 * 1024 * 1024;
 
@@ -77,6 +80,9 @@ export async function openVerifiedArchive(source: ArchiveSource, options: ReadAr
 async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiveOptions): Promise<VerifiedArchive> {
   const manifestMember = zip.byName.get(MANIFEST_NAME);
   if (!manifestMember) throw new ArchiveError("bad-manifest", "the archive has no manifest.json", { member: MANIFEST_NAME });
+  if (manifestMember.entry.uncompressedSize > MAX_MANIFEST_BYTES) {
+    throw new ArchiveError("too-large", `${manifestMember.entry.uncompressedSize} bytes, over the ${MAX_MANIFEST_BYTES} a manifest may have`, { member: MANIFEST_NAME });
+  }
   const manifest = parseManifest(await zip.read(manifestMember));
   const expected = checkManifestAgainstMembers(manifest, zip);
 

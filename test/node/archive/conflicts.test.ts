@@ -337,6 +337,32 @@ describe("export from a live store", () => {
   });
 });
 
+describe("export failures", () => {
+  it("a sink that fails mid-archive fails the export (it does not hang)", async () => {
+    const origin = await store();
+    const path = await createSession(origin.storage, 3, noise(200_000, 5));
+    let written = 0;
+    const full = new WritableStream<Uint8Array>({
+      write(chunk) {
+        written += chunk.length;
+        if (written > 100_000) throw new Error("no space left on device");
+      },
+    });
+    await expect(exportArchive(origin.storage, [path], full)).rejects.toThrow("no space left on device");
+  });
+
+  it("a path that is not a session is refused before the sink is touched", async () => {
+    const origin = await store();
+    await origin.storage.write("notes/todo.jsonl", new TextEncoder().encode('{"todo":1}\n'));
+    const { sink, aborted } = memorySink();
+    const error = await exportArchive(origin.storage, ["notes/todo.jsonl", "sessions/none.jsonl"], sink).catch((e) => e);
+    expect(error).toMatchObject({ code: "bad-session", member: "notes/todo.jsonl" });
+    expect(aborted()).toBe(error);
+    const missing = await exportArchive(origin.storage, ["sessions/none.jsonl"], memorySink().sink).catch((e) => e);
+    expect(missing).toMatchObject({ code: "not-found", member: "sessions/none.jsonl" });
+  });
+});
+
 describe("commit failures", () => {
   it("storage failing mid-import undoes every write of the import", async () => {
     const origin = await store();
