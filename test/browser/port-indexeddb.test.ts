@@ -1,6 +1,6 @@
 import { openDB } from "idb";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { CHUNK_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
+import { CHUNK_BYTES, TOP_UP_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { isStorageError } from "../../src/port.js";
 import { describePortConformance } from "../shared/port-conformance.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
@@ -76,18 +76,33 @@ describe("indexeddb adapter", () => {
     expect(meta).toMatchObject({ size: lines.join("").length, chunkCount: 1 });
   });
 
-  it("keeps a mutation issued after a read out of the read's result, and appends awaited one by one as separate chunks", async () => {
+  it("keeps a mutation issued after a read out of the read's result", async () => {
     const port = freshPort();
     await port.append("s", text("a"));
     const [before] = await Promise.all([port.read("s"), port.append("s", text("b"))]);
-    await port.append("s", text("c"));
     expect(decode(before)).toBe("a");
-    expect(decode(await port.read("s"))).toBe("abc");
-    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toEqual([
+    expect(decode(await port.read("s"))).toBe("ab");
+  });
+
+  it("small appends top up the last chunk up to 64 KiB; larger ones add chunks of their own", async () => {
+    const port = freshPort();
+    for (const line of ["one\n", "two\n", "three\n"]) await port.append("s", text(line));
+    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toEqual([["s", 0]]);
+
+    const big = new Uint8Array(TOP_UP_BYTES).fill(66); // does not fit in the last chunk
+    await port.append("s", big);
+    await port.append("s", text("four\n")); // the last chunk is full: a new one
+    const { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
+    expect(chunkKeys).toEqual([
       ["s", 0],
-      ["s", 1],
-      ["s", 2],
+      ["s", 14],
+      ["s", 14 + TOP_UP_BYTES],
     ]);
+    expect(meta).toMatchObject({ size: 19 + TOP_UP_BYTES, chunkCount: 3, lastChunkOffset: 14 + TOP_UP_BYTES });
+    await port.append("s", text("five\n")); // tops up the new last chunk
+    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(3);
+    expect(decode(await port.read("s", { offset: 14 + TOP_UP_BYTES }))).toBe("four\nfive\n");
+    expect(decode(await port.read("s", { offset: 0, length: 14 }))).toBe("one\ntwo\nthree\n");
   });
 
   it("uses relaxed transactions, and a strict one for sync", async () => {
@@ -102,15 +117,18 @@ describe("indexeddb adapter", () => {
 
   it("a range read loads only the chunks it overlaps", async () => {
     const port = freshPort();
-    for (const part of ["aaaa", "bbbb", "cccc", "dddd"]) await port.append("s", text(part));
+    const part = 40 << 10; // two parts do not fit in one top-up chunk: one chunk per part
+    for (const letter of "abcd") await port.append("s", new Uint8Array(part).fill(letter.charCodeAt(0)));
+    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, part, 2 * part, 3 * part]);
     // Damage the first chunk behind the adapter's back: reads that need it must notice,
     // reads that do not need it must not touch it.
     const db = await openDB(dbNameOf(port));
     await db.delete("chunks", ["s", 0]);
     db.close();
 
-    expect(decode(await port.read("s", { offset: 9, length: 5 }))).toBe("cccdd");
-    expect(decode(await port.read("s", { offset: 6, length: 4 }))).toBe("bbcc");
+    expect(decode(await port.read("s", { offset: 3 * part - 3, length: 5 }))).toBe("cccdd");
+    expect(decode(await port.read("s", { offset: part + 1, length: 2 }))).toBe("bb");
+    await expect(port.read("s", { offset: part - 1, length: 2 })).rejects.toSatisfy((error) => isStorageError(error, "corrupt"));
     await expect(port.read("s")).rejects.toSatisfy((error) => isStorageError(error, "corrupt"));
   });
 
@@ -131,12 +149,13 @@ describe("indexeddb adapter", () => {
 
   it("truncates inside a chunk, drops the chunks past the end, and appends after the cut", async () => {
     const port = freshPort();
-    for (const part of ["0123", "4567", "89"]) await port.append("s", text(part));
-    await port.truncate("s", 6);
-    expect((await rawRecords(dbNameOf(port), "s")).meta).toMatchObject({ size: 6, chunkCount: 2 });
+    const part = 40 << 10;
+    for (const letter of "abc") await port.append("s", new Uint8Array(part).fill(letter.charCodeAt(0)));
+    await port.truncate("s", part + 10);
+    expect((await rawRecords(dbNameOf(port), "s")).meta).toMatchObject({ size: part + 10, chunkCount: 2, lastChunkOffset: part });
     await port.append("s", text("xy"));
-    expect(decode(await port.read("s"))).toBe("012345xy");
-    expect(decode(await port.read("s", { offset: 5 }))).toBe("5xy");
+    expect(decode(await port.read("s", { offset: part + 8 }))).toBe("bbxy");
+    expect((await port.read("s"))!.length).toBe(part + 12);
   });
 
   it("a quota failure gives StorageError 'quota' and leaves the file as it was", async () => {
