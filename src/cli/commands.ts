@@ -5,10 +5,10 @@ import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSessionContext, headerVersion, readSessionFile, SessionManager, sessionDirFor, type SessionInfo } from "../index.js";
 import type { ParsedCommand } from "./args.js";
 import { CliError } from "./errors.js";
-import { stringifyJson } from "./json.js";
+import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, oneLine, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionFile, type SessionFileRef } from "./store.js";
+import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionFile, statOrNull, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 
 export interface Io {
@@ -37,7 +37,20 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
     root: resolveRoot(args.root, io.cwd, io.env),
     warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${message}\n`),
     print(json, lines) {
-      io.stdout(args.json ? `${stringifyJson(json)}\n` : lines().map((line) => `${line}\n`).join(""));
+      if (args.json) {
+        if (writeJson(json, io.stdout)) io.stdout("\n");
+        return;
+      }
+      // In batches: the text of a large session is too long for one string.
+      let batch = "";
+      for (const line of lines()) {
+        batch += `${line}\n`;
+        if (batch.length >= 1 << 20) {
+          io.stdout(batch);
+          batch = "";
+        }
+      }
+      io.stdout(batch);
     },
   };
   return COMMANDS[args.command](run);
@@ -98,7 +111,7 @@ async function show(run: Run): Promise<number> {
 async function resolveShowTarget(run: Run): Promise<SessionFileRef> {
   const target = run.args.target;
   const absolute = nodePath.resolve(run.io.cwd, target);
-  if ((await stat(absolute).catch(() => null)) || target.includes("/") || target.includes(nodePath.sep)) {
+  if ((await statOrNull(absolute)) || target.includes("/") || target.includes(nodePath.sep)) {
     return resolveSessionFile(target, run.root, run.io.cwd);
   }
   await requireDirectory(run.root).catch(() => {

@@ -30,11 +30,30 @@ function isContainer(value: unknown): value is object {
   );
 }
 
-/** `JSON.stringify(value)` for values of any depth; undefined where JSON.stringify gives undefined. */
-export function stringifyJson(value: unknown): string | undefined {
+/** Text is handed to the writer in pieces of about this many characters. */
+const CHUNK_CHARS = 1 << 20;
+
+/**
+ * Writes the text of `JSON.stringify(value)` in chunks (so no single string holds the output of
+ * a huge session). Returns false, writing nothing, where JSON.stringify gives undefined.
+ */
+export function writeJson(value: unknown, write: (chunk: string) => void): boolean {
   const root = toJsonValue(value, "");
-  if (isOmitted(root)) return undefined;
-  const out: string[] = [];
+  if (isOmitted(root)) return false;
+  let buffered: string[] = [];
+  let bufferedChars = 0;
+  const out = {
+    push(text: string) {
+      buffered.push(text);
+      bufferedChars += text.length;
+      if (bufferedChars >= CHUNK_CHARS) this.flush();
+    },
+    flush() {
+      if (buffered.length > 0) write(buffered.join(""));
+      buffered = [];
+      bufferedChars = 0;
+    },
+  };
   const stack: Frame[] = [];
 
   const emit = (item: unknown) => {
@@ -80,5 +99,12 @@ export function stringifyJson(value: unknown): string | undefined {
       out.push("}");
     }
   }
-  return out.join("");
+  out.flush();
+  return true;
+}
+
+/** `JSON.stringify(value)` for values of any depth. */
+export function stringifyJson(value: unknown): string | undefined {
+  const chunks: string[] = [];
+  return writeJson(value, (chunk) => chunks.push(chunk)) ? chunks.join("") : undefined;
 }

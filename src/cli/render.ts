@@ -68,8 +68,9 @@ function messageTitle(message: AgentMessage): string {
   const m = message as Record<string, unknown>;
   switch (message.role) {
     case "assistant": {
+      const model = [m.provider, m.model].filter((part) => typeof part === "string" && part !== "").join("/");
       const stop = m.stopReason === "error" || m.stopReason === "aborted" ? ` · ${String(m.stopReason)}` : "";
-      return `assistant · ${String(m.provider)}/${String(m.model)}${stop}`;
+      return `assistant${model ? ` · ${model}` : ""}${stop}`;
     }
     case "toolResult":
       return `tool result · ${String(m.toolName)}${m.isError ? " · error" : ""}`;

@@ -2,10 +2,11 @@
  * Where the CLI's bytes come from: the storage root, and the storage that holds a file argument.
  */
 import { realpath, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import os from "node:os";
 import nodePath from "node:path";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import { SESSIONS_DIR, SessionManager, type SessionManagerOptions } from "../index.js";
+import { SESSIONS_DIR, SessionManager } from "../index.js";
 import { CliError } from "./errors.js";
 
 /** The storage root: --root, else $PI_CODING_AGENT_DIR (as pi reads it), else ~/.pi/agent. */
@@ -15,8 +16,19 @@ export function resolveRoot(rootFlag: string | undefined, cwd: string, env: Node
   return nodePath.resolve(cwd, expanded);
 }
 
+/** The file's stat, null when nothing is there; any other failure is an error naming the path. */
+export async function statOrNull(path: string): Promise<Stats | null> {
+  try {
+    return await stat(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw new CliError(`${path}: cannot read it (${code ?? (error as Error).message})`);
+  }
+}
+
 export async function requireDirectory(dir: string): Promise<void> {
-  const info = await stat(dir).catch(() => null);
+  const info = await statOrNull(dir);
   if (!info) throw new CliError(`${dir}: no such directory (the storage root; set it with --root)`);
   if (!info.isDirectory()) throw new CliError(`${dir} is not a directory (the storage root; set it with --root)`);
 }
@@ -42,7 +54,7 @@ const HEAD_BYTES = 4096;
  */
 export async function resolveSessionFile(arg: string, root: string, cwd: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, arg);
-  const info = await stat(absolute).catch(() => null);
+  const info = await statOrNull(absolute);
   if (!info) throw new CliError(`${absolute}: no such file`);
   if (!info.isFile()) throw new CliError(`${absolute} is not a file`);
   if (info.size === 0) throw new CliError(`${absolute} is empty, not a session file`);
@@ -77,10 +89,9 @@ function isInside(dir: string, file: string): boolean {
  * made, nothing is repaired. Warnings (skipped lines, missing blobs) go to `onWarning` with the
  * absolute path in place of the storage path.
  */
-export async function openReadOnly(ref: SessionFileRef, onWarning: (message: string) => void, options: Pick<SessionManagerOptions, "resolveImages"> = {}): Promise<SessionManager> {
+export async function openReadOnly(ref: SessionFileRef, onWarning: (message: string) => void): Promise<SessionManager> {
   try {
     return await SessionManager.open(ref.storage, ref.path, {
-      ...options,
       readOnly: true,
       onWarning: (message) => onWarning(withAbsolutePath(message, ref)),
     });
