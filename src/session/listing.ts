@@ -123,7 +123,8 @@ async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListO
       await storage.write(catalogPath(dir), new TextEncoder().encode(JSON.stringify({ version: CATALOG_VERSION, files: next }))).catch(() => {});
     }
   }
-  return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  // Files are read concurrently: the path breaks ties so equal times list the same way each call.
+  return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** Sessions in one directory, most recently modified first. */

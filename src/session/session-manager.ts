@@ -97,6 +97,8 @@ export class SessionManager {
   /** The file holds the header and every entry appended so far. */
   #flushed = false;
   #problems: LineProblem[] = [];
+  /** The version the loaded file was migrated from, null when it was current. */
+  #migratedFrom: number | null = null;
   /** How the loaded file ended; a torn or unterminated tail is repaired before the next append. */
   #tailToRepair: { path: string; tail: JsonlTail } | null = null;
 
@@ -210,6 +212,7 @@ export class SessionManager {
     this.#setEntries([]);
     this.#flushed = false;
     this.#problems = [];
+    this.#migratedFrom = null;
     this.#tailToRepair = null;
     this.#sessionFile = this.#persist || this.#options.readOnly ? joinPath(this.#sessionDir, sessionFileName(timestamp, this.#sessionId)) : undefined;
     return this.#sessionFile;
@@ -241,6 +244,7 @@ export class SessionManager {
     this.#sessionId = file.header.id;
     if (cwdOverride === undefined && typeof file.header.cwd === "string") this.#cwd = file.header.cwd;
     this.#problems = file.problems;
+    this.#migratedFrom = file.migratedFrom;
     for (const problem of file.problems) this.#options.onWarning(`${path}: ${problem.message}`);
     const entries = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(file.entries, file.entriesWithBlobRefs) : file.entries;
     this.#setEntries(entries);
@@ -248,7 +252,8 @@ export class SessionManager {
     this.#tailToRepair = file.tail.kind === "clean" ? null : { path, tail: file.tail };
     if (file.migratedFrom !== null && this.#persist) {
       this.#tailToRepair = null; // the rewrite replaces the whole file
-      this.#enqueue(() => this.#rewriteMigrated(path, file.migratedFrom!, file.entries));
+      const keepBackup = file.problems.some((p) => p.kind !== "glued");
+      this.#enqueue(() => this.#rewriteMigrated(path, file.migratedFrom!, file.entries, keepBackup));
       await this.#settle();
     }
   }
@@ -319,6 +324,10 @@ export class SessionManager {
   /** Lines the loader skipped or recovered, with line numbers. */
   getLoadProblems(): readonly LineProblem[] {
     return this.#problems;
+  }
+  /** The version the file was migrated from on load (v1, v2), or null when it was current. */
+  getMigratedFrom(): number | null {
+    return this.#migratedFrom;
   }
 
   // ===========================================================================
@@ -607,9 +616,10 @@ export class SessionManager {
 
   /**
    * Migration rewrite: the original is kept as `<file>.v<N>.bak` until the new file is written
-   * and synced, so a crash at any point leaves one complete copy.
+   * and synced, so a crash at any point leaves one complete copy. When the loader skipped lines,
+   * the backup stays: the rewrite cannot carry bytes that did not parse.
    */
-  async #rewriteMigrated(path: string, fromVersion: number, entries: readonly SessionEntry[]): Promise<void> {
+  async #rewriteMigrated(path: string, fromVersion: number, entries: readonly SessionEntry[], keepBackup: boolean): Promise<void> {
     const original = await this.#storage.read(path);
     if (!original) throw new SessionError("persist-failed", `${path} vanished during migration`, { path });
     const backup = `${path}.v${fromVersion}.bak`;
@@ -617,8 +627,12 @@ export class SessionManager {
     await this.#storage.sync?.(backup);
     await this.#storage.write(path, await this.#encode([this.#header, ...entries]));
     await this.#storage.sync?.(path);
-    await this.#storage.remove(backup);
-    this.#options.onWarning(`${path}: migrated from v${fromVersion} to v${CURRENT_SESSION_VERSION}`);
+    if (keepBackup) {
+      this.#options.onWarning(`${path}: migrated from v${fromVersion}; skipped lines are kept in ${backup}`);
+    } else {
+      await this.#storage.remove(backup);
+      this.#options.onWarning(`${path}: migrated from v${fromVersion} to v${CURRENT_SESSION_VERSION}`);
+    }
   }
 
   async #lockEagerly(): Promise<void> {
