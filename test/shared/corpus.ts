@@ -2,25 +2,13 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CORPUS_DIR_FROM_PROJECT_ROOT, PI_REFERENCE_NAME, type PiReferenceFile } from "./corpus-observe.js";
 
-export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../../shared/corpus");
+export { GLUED_FILES, type PiReference } from "./corpus-observe.js";
 
-/** Files with a torn write that glued two objects on one line; pi drops that line. */
-export const GLUED_FILES = new Set(["badlogic__pi-mono/session.jsonl", "badlogic__pi-mono/compact.jsonl"]);
+const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
+export const CORPUS_DIR = join(PROJECT_ROOT, CORPUS_DIR_FROM_PROJECT_ROOT);
 
-export interface PiReference {
-  headerVersion: number;
-  entries: number;
-  entryTypes: Record<string, number>;
-  leafType: string | null;
-  treeRoots: number;
-  treeNodes: number;
-  branchLength: number;
-  context: { messages: number; roles: Record<string, number>; thinkingLevel: string; model: unknown };
-  sessionName: string | null;
-  listInfo: { messageCount: number; firstMessage: string; name: string | null; cwd: string } | undefined;
-}
-
-export function loadPiReference(): { generatedBy: string; files: Record<string, PiReference> } {
-  return JSON.parse(readFileSync(join(CORPUS_DIR, "pi-reference.json"), "utf8"));
+export function loadPiReference(): PiReferenceFile {
+  return JSON.parse(readFileSync(join(CORPUS_DIR, PI_REFERENCE_NAME), "utf8"));
 }
