@@ -245,9 +245,19 @@ class OpfsPort implements OpfsStorage {
     });
   }
 
+  /**
+   * A writer lock on a path also covers its sync handle: releasing the lock closes the handle
+   * first, or the next holder (another tab's worker) could not open one.
+   */
   async acquireLock(key: string): Promise<StorageLock> {
     checkStoragePath(key);
-    return acquireWebLock(`sessionkit:opfs:${this.bucket ?? ""}:${this.root}:${key}`, key);
+    const lock = await acquireWebLock(`sessionkit:opfs:${this.bucket ?? ""}:${this.root}:${key}`, key);
+    return {
+      release: async () => {
+        await this.exclusive(key, `unlock ${key}`, async () => this.release(key)).catch(() => {});
+        await lock.release();
+      },
+    };
   }
 
   async close(): Promise<void> {
