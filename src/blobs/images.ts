@@ -6,7 +6,7 @@
  * async work; the input is never mutated (copies are made along changed paths only).
  */
 import { base64ToBytes, bytesToBase64 } from "./base64.js";
-import { BLOB_REF_PREFIX, type BlobStore } from "./blob-store.js";
+import { BLOB_REF_PREFIX, parseBlobRef, type BlobStore } from "./blob-store.js";
 
 export const EXTERNALIZE_MIN_BASE64 = 1024;
 
@@ -98,7 +98,8 @@ export function resolveImages<T>(value: T, blobs: BlobStore, onMissing: (ref: st
   return rewriteImages(
     value,
     async (data) => {
-      const bytes = await blobs.get(data).catch(() => null);
+      // A malformed ref names no blob; a storage failure is not a missing blob, so it propagates.
+      const bytes = parseBlobRef(data) === null ? null : await blobs.get(data);
       if (!bytes) {
         onMissing(data);
         return null;

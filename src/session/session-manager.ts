@@ -150,7 +150,12 @@ export class SessionManager {
     options: SessionManagerOptions & { cwdOverride?: string } = {},
   ): Promise<SessionManager> {
     const sm = new SessionManager(storage, options.cwdOverride ?? "", options.sessionDir ?? parentDir(path), true, options);
-    await sm.#load(path, options.cwdOverride);
+    try {
+      await sm.#load(path, options.cwdOverride);
+    } catch (error) {
+      await sm.#releaseLock(); // the caller gets no session to close
+      throw error;
+    }
     return sm;
   }
 
@@ -659,6 +664,12 @@ export class SessionManager {
     await this.#lock!.lock;
   }
 
+  async #releaseLock(): Promise<void> {
+    const held = this.#lock;
+    this.#lock = null;
+    await (await held?.lock.catch(() => null))?.release();
+  }
+
   /** Waits for queued writes; throws the latched error. */
   async #settle(): Promise<void> {
     await this.#queue;
@@ -685,9 +696,7 @@ export class SessionManager {
       if (this.#persist) await this.flush();
     } finally {
       this.#closed = true;
-      const held = this.#lock;
-      this.#lock = null;
-      await (await held?.lock.catch(() => null))?.release();
+      await this.#releaseLock();
     }
   }
 }
