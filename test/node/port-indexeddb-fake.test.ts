@@ -24,10 +24,14 @@ function withoutLocks(port: StoragePort): StoragePort {
   };
 }
 
-describePortConformance("indexeddb on fake-indexeddb", async () => {
-  const port = withoutLocks(indexedDbStorage({ dbName: `sessionkit-test-${crypto.randomUUID()}` }));
-  return { port, cleanup: () => port.close!() };
-});
+describePortConformance(
+  "indexeddb on fake-indexeddb",
+  async () => {
+    const port = withoutLocks(indexedDbStorage({ dbName: `sessionkit-test-${crypto.randomUUID()}` }));
+    return { port, cleanup: () => port.close!() };
+  },
+  { sync: true, locks: false },
+);
 
 describe("indexeddb adapter without Web Locks", () => {
   it("acquireLock fails with 'unsupported'", async () => {

@@ -21,7 +21,17 @@ const INVALID_PATHS = ["../x", "/abs", "a//b", "a\\b", "C:/x", ""];
 
 let testDirCounter = 0;
 
-export function describePortConformance(name: string, makePort: () => Promise<PortUnderTest>): void {
+/** Optional port methods the adapter under test has; their tests run only when declared. */
+export interface PortCapabilities {
+  sync: boolean;
+  locks: boolean;
+}
+
+export function describePortConformance(
+  name: string,
+  makePort: () => Promise<PortUnderTest>,
+  capabilities: PortCapabilities = { sync: true, locks: true },
+): void {
   describe(`StoragePort conformance: ${name}`, () => {
     let port: StoragePort;
     let cleanup: (() => Promise<void>) | undefined;
@@ -262,32 +272,36 @@ export function describePortConformance(name: string, makePort: () => Promise<Po
       expect(await readText(`${dir}/right`)).toBe(expected("R"));
     });
 
-    it("sync resolves and leaves the content unchanged", async (context) => {
-      if (!port.sync) return context.skip("this port has no sync");
-      const path = `${dir}/synced`;
-      await port.append(path, encoder.encode("appended"));
-      await port.sync(path);
-      expect(await readText(path)).toBe("appended");
+    if (capabilities.sync) {
+      it("sync resolves and leaves the content unchanged", async () => {
+        if (!port.sync) throw new Error(`${name} declares sync but has none`);
+        const path = `${dir}/synced`;
+        await port.append(path, encoder.encode("appended"));
+        await port.sync(path);
+        expect(await readText(path)).toBe("appended");
 
-      await port.write(path, encoder.encode("written"));
-      await port.sync(path);
-      expect(await readText(path)).toBe("written");
-    });
+        await port.write(path, encoder.encode("written"));
+        await port.sync(path);
+        expect(await readText(path)).toBe("written");
+      });
+    }
 
-    it("acquireLock is exclusive per key until released", async (context) => {
-      if (!port.acquireLock) return context.skip("this port has no acquireLock");
-      const first = await port.acquireLock(`${dir}/writer`);
-      const error = await expectStorageError(port.acquireLock(`${dir}/writer`), "locked");
-      expect(error.message).toContain(`${dir}/writer`);
+    if (capabilities.locks) {
+      it("acquireLock is exclusive per key until released", async () => {
+        if (!port.acquireLock) throw new Error(`${name} declares locks but has no acquireLock`);
+        const first = await port.acquireLock(`${dir}/writer`);
+        const error = await expectStorageError(port.acquireLock(`${dir}/writer`), "locked");
+        expect(error.message).toContain(`${dir}/writer`);
 
-      const other = await port.acquireLock(`${dir}/other-writer`);
+        const other = await port.acquireLock(`${dir}/other-writer`);
 
-      await first.release();
-      await first.release();
-      const second = await port.acquireLock(`${dir}/writer`);
-      await second.release();
-      await other.release();
-    });
+        await first.release();
+        await first.release();
+        const second = await port.acquireLock(`${dir}/writer`);
+        await second.release();
+        await other.release();
+      });
+    }
   });
 }
 
