@@ -1,0 +1,260 @@
+/**
+ * Benchmark data, written by pi itself (`@mariozechner/pi-coding-agent`'s SessionManager) into
+ * bench/.data (git-ignored), generated once and reused while the manifest and file sizes agree.
+ *
+ *   open/  sessions/--bench-open-project--/<one ~50 MB session>
+ *   list/  sessions/--bench-list-project--/<300 sessions, ~1 GB>   (copies of pi-written bases,
+ *          each with a fresh header: id, timestamp, cwd)
+ *   huge/  sessions/--bench-huge-project--/<one ~1 GiB session>    (--huge only; pi-written
+ *          entries repeated with fresh ids, chained into one tree)
+ */
+import { randomUUID } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PiSessionManager } from "./pi.js";
+import { MessageFactory, SESSION_SIZES } from "./messages.js";
+
+export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const DATA_DIR = join(BENCH_DIR, ".data");
+export const SCRATCH_DIR = join(DATA_DIR, "scratch");
+
+/** Bump when the generated data changes shape, so stale data is regenerated. */
+const GENERATOR_VERSION = 1;
+const MANIFEST = join(DATA_DIR, "manifest.json");
+
+export const OPEN_ROOT = join(DATA_DIR, "open");
+export const OPEN_CWD = "/bench/open-project";
+const OPEN_TARGET_BYTES = 50_000_000;
+
+export const LIST_ROOT = join(DATA_DIR, "list");
+export const LIST_CWD = "/bench/list-project";
+export const LIST_SESSION_DIR = "sessions/--bench-list-project--";
+const LIST_SESSIONS = 300;
+/** Base session sizes (bytes); copies cycle through them, averaging ~3.35 MB: 300 files ≈ 1 GB. */
+const LIST_BASE_BYTES = [1.0e6, 1.5e6, 2.0e6, 2.5e6, 3.0e6, 3.5e6, 4.0e6, 4.5e6, 5.0e6, 6.5e6];
+
+export const HUGE_ROOT = join(DATA_DIR, "huge");
+const HUGE_CWD = "/bench/huge-project";
+const HUGE_TARGET_BYTES = 2 ** 30;
+
+type PiMessage = Parameters<PiSessionManager["appendMessage"]>[0];
+
+interface Manifest {
+  version: number;
+  open?: { path: string; size: number };
+  list?: { files: number; bytes: number };
+  huge?: { path: string; size: number };
+}
+
+function readManifest(): Manifest {
+  try {
+    const manifest = JSON.parse(readFileSync(MANIFEST, "utf8")) as Manifest;
+    if (manifest.version === GENERATOR_VERSION) return manifest;
+  } catch {
+    // missing or damaged: regenerate
+  }
+  return { version: GENERATOR_VERSION };
+}
+
+function writeManifest(manifest: Manifest): void {
+  mkdirSync(DATA_DIR, { recursive: true });
+  writeFileSync(MANIFEST, JSON.stringify(manifest, null, 2));
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return -1;
+  }
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench data] ${message}\n`);
+}
+
+/**
+ * Writes one session with pi's SessionManager until the file reaches `targetBytes`: turns of
+ * user → (assistant toolCall → toolResult)* → assistant, with model and thinking-level changes,
+ * compactions, branches, a branch summary, labels, a session name and custom entries.
+ */
+export function writePiSession(sessionDir: string, cwd: string, seed: number, targetBytes: number): string {
+  const pi = PiSessionManager.create(cwd, sessionDir);
+  const factory = new MessageFactory(seed, SESSION_SIZES);
+  const random = factory.random;
+  pi.appendModelChange("anthropic", "claude-sonnet-4-5");
+  pi.appendThinkingLevelChange("medium");
+  // Turn starts (user messages) and ends (final answers) on the current branch.
+  const turnStarts: string[] = [];
+  const turnEnds: string[] = [];
+  let path = "";
+  for (let turn = 1; sizeOf(path) < targetBytes; turn++) {
+    if (turn % 53 === 0 && turnEnds.length > 4) {
+      // Abandon the last two turns and retry from the end of an earlier one.
+      const keep = turnEnds.length - 2;
+      pi.branch(turnEnds[keep - 1]!);
+      turnStarts.length = keep;
+      turnEnds.length = keep;
+    }
+    if (turn % 97 === 0 && turnEnds.length > 3) {
+      const keep = turnEnds.length - 1;
+      pi.branchWithSummary(turnEnds[keep - 1]!, factory.summary());
+      turnStarts.length = keep;
+      turnEnds.length = keep;
+    }
+    if (turn % 45 === 0) {
+      const model = factory.switchModel();
+      pi.appendModelChange(model.provider, model.model);
+    }
+    if (turn % 70 === 0) {
+      pi.appendThinkingLevelChange(["low", "medium", "high"][turn % 3]!);
+    }
+    if (turn % 40 === 0 && turnStarts.length > 4) {
+      pi.appendCompaction(factory.summary(), turnStarts[turnStarts.length - 4]!, 100_000 + Math.floor(random() * 80_000));
+    }
+    turnStarts.push(pi.appendMessage(factory.user() as unknown as PiMessage));
+    const steps = 1 + Math.floor(random() * 6);
+    for (let step = 0; step < steps; step++) {
+      const { message, toolCall } = factory.assistant(false);
+      pi.appendMessage(message as unknown as PiMessage);
+      pi.appendMessage(factory.toolResult(toolCall!) as unknown as PiMessage);
+    }
+    turnEnds.push(pi.appendMessage(factory.assistant(true).message as unknown as PiMessage));
+    if (turn === 3) {
+      pi.appendSessionInfo("bench: refactor the session reader");
+    }
+    if (turn % 31 === 0) {
+      pi.appendLabelChange(turnStarts[turnStarts.length - 1]!, `checkpoint-${turn}`);
+    }
+    if (turn % 20 === 0) {
+      pi.appendCustomEntry("bench-extension", { turn, note: "state saved by an extension" });
+    }
+    path = pi.getSessionFile()!;
+  }
+  return path;
+}
+
+/** The ~50 MB session for the open benchmark. Returns its absolute path. */
+export function ensureOpenSession(): { path: string; size: number } {
+  const manifest = readManifest();
+  if (manifest.open && sizeOf(manifest.open.path) === manifest.open.size) return manifest.open;
+  rmSync(OPEN_ROOT, { recursive: true, force: true });
+  log(`writing a ~${OPEN_TARGET_BYTES / 1e6} MB session with pi's SessionManager …`);
+  const dir = join(OPEN_ROOT, "sessions", "--bench-open-project--");
+  const path = writePiSession(dir, OPEN_CWD, 1, OPEN_TARGET_BYTES);
+  const open = { path, size: sizeOf(path) };
+  writeManifest({ ...readManifest(), open });
+  return open;
+}
+
+function listFiles(): { files: number; bytes: number } {
+  const dir = join(LIST_ROOT, LIST_SESSION_DIR);
+  if (!existsSync(dir)) return { files: 0, bytes: 0 };
+  const names = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
+  return { files: names.length, bytes: names.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0) };
+}
+
+/** 300 sessions (~1 GB) in one project dir: copies of 10 pi-written bases with fresh headers. */
+export function ensureListSessions(): { files: number; bytes: number } {
+  const manifest = readManifest();
+  const present = listFiles();
+  if (manifest.list && manifest.list.files === present.files && manifest.list.bytes === present.bytes) return present;
+  rmSync(LIST_ROOT, { recursive: true, force: true });
+  const basesDir = join(SCRATCH_DIR, "list-bases");
+  rmSync(basesDir, { recursive: true, force: true });
+  log(`writing ${LIST_BASE_BYTES.length} base sessions with pi, then ${LIST_SESSIONS} copies with fresh headers (~1 GB) …`);
+  const bases = LIST_BASE_BYTES.map((bytes, i) => {
+    const path = writePiSession(basesDir, LIST_CWD, 100 + i, bytes);
+    const content = readFileSync(path);
+    const firstNewline = content.indexOf(0x0a);
+    return { header: JSON.parse(content.subarray(0, firstNewline).toString("utf8")) as Record<string, unknown>, body: content.subarray(firstNewline + 1) };
+  });
+  rmSync(basesDir, { recursive: true, force: true });
+  const dir = join(LIST_ROOT, LIST_SESSION_DIR);
+  mkdirSync(dir, { recursive: true });
+  const start = Date.UTC(2026, 1, 1, 8, 0, 0);
+  for (let i = 0; i < LIST_SESSIONS; i++) {
+    const base = bases[i % bases.length]!;
+    const created = new Date(start + i * 7 * 60_000);
+    const timestamp = created.toISOString();
+    const header = { ...base.header, id: uuidV7(created.getTime()), timestamp, cwd: LIST_CWD };
+    const file = join(dir, `${timestamp.replace(/[:.]/g, "-")}_${header.id}.jsonl`);
+    writeFileSync(file, Buffer.concat([Buffer.from(JSON.stringify(header) + "\n"), base.body]));
+    utimesSync(file, created, created);
+  }
+  const list = listFiles();
+  writeManifest({ ...readManifest(), list });
+  return list;
+}
+
+/**
+ * A ~1 GiB session: the entries of the pi-written open session repeated with fresh ids, each
+ * copy's roots chained to the previous copy's last entry so the whole file is one tree.
+ */
+export function ensureHugeSession(): { path: string; size: number } {
+  const manifest = readManifest();
+  if (manifest.huge && sizeOf(manifest.huge.path) === manifest.huge.size) return manifest.huge;
+  const source = ensureOpenSession();
+  rmSync(HUGE_ROOT, { recursive: true, force: true });
+  log(`writing a ~${(HUGE_TARGET_BYTES / 2 ** 30).toFixed(0)} GiB session from pi-written entries with fresh ids …`);
+  const lines = readFileSync(source.path, "utf8").split("\n").filter((line) => line !== "");
+  const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  const created = new Date();
+  const timestamp = created.toISOString();
+  const header = { ...records[0], id: uuidV7(created.getTime()), timestamp, cwd: HUGE_CWD };
+  const dir = join(HUGE_ROOT, "sessions", "--bench-huge-project--");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${timestamp.replace(/[:.]/g, "-")}_${header.id}.jsonl`);
+  const fd = openSync(path, "w");
+  let size = 0;
+  let nextId = Math.floor(Math.random() * 2 ** 31);
+  let previousLast: string | null = null;
+  try {
+    size += writeSync(fd, JSON.stringify(header) + "\n");
+    while (size < HUGE_TARGET_BYTES) {
+      const ids = new Map<string, string>();
+      const fresh = (old: string) => {
+        let id = ids.get(old);
+        if (!id) {
+          id = (nextId++ >>> 0).toString(16).padStart(8, "0");
+          ids.set(old, id);
+        }
+        return id;
+      };
+      let chunk = "";
+      for (const record of records.slice(1)) {
+        const copy: Record<string, unknown> = { ...record, id: fresh(record.id as string) };
+        copy.parentId = record.parentId === null ? previousLast : fresh(record.parentId as string);
+        if (typeof record.firstKeptEntryId === "string") copy.firstKeptEntryId = fresh(record.firstKeptEntryId);
+        if (typeof record.targetId === "string") copy.targetId = fresh(record.targetId);
+        if (typeof record.fromId === "string" && record.fromId !== "root") copy.fromId = fresh(record.fromId);
+        chunk += JSON.stringify(copy) + "\n";
+        if (chunk.length > 8_000_000) {
+          size += writeSync(fd, chunk);
+          chunk = "";
+        }
+      }
+      size += writeSync(fd, chunk);
+      previousLast = ids.get(records[records.length - 1]!.id as string)!;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const huge = { path, size: sizeOf(path) };
+  writeManifest({ ...readManifest(), huge });
+  return huge;
+}
+
+export function removeHugeSession(): void {
+  rmSync(HUGE_ROOT, { recursive: true, force: true });
+  const { huge: _removed, ...rest } = readManifest();
+  writeManifest(rest);
+}
+
+/** A UUIDv7 for a given time, as newer pi writes session ids. */
+function uuidV7(ms: number): string {
+  const hex = ms.toString(16).padStart(12, "0");
+  const random = randomUUID().replace(/-/g, "");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${random.slice(13, 16)}-${((parseInt(random[16]!, 16) & 0x3) | 0x8).toString(16)}${random.slice(17, 20)}-${random.slice(20, 32)}`;
+}

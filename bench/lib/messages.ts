@@ -1,0 +1,249 @@
+/**
+ * Realistic pi messages from a seeded generator: user text (sometimes with a small image),
+ * assistant turns with thinking + text + toolCall blocks and usage, tool results with long text
+ * output. Content mixes code, prose, JSON-escaped characters and non-ASCII text, as real
+ * sessions do, so that parsing and UTF-8 decoding cost what they cost in the field.
+ */
+
+export type Random = () => number;
+
+/** mulberry32: small, fast, deterministic. */
+export function seededRandom(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = [
+  "session", "entry", "parent", "branch", "leaf", "compaction", "summary", "context", "storage", "append",
+  "flush", "reader", "buffer", "offset", "header", "message", "assistant", "result", "thinking", "model",
+  "provider", "config", "handler", "request", "response", "cache", "index", "worker", "queue", "stream",
+  "the", "a", "of", "to", "and", "in", "is", "for", "that", "with", "this", "we", "it", "on", "be", "not",
+];
+const NON_ASCII = ["✔", "—", "→", "🚀", "日本語のテキスト", "Größe", "naïve", "…", "✅ done", "« ok »"];
+const IDENTS = ["sessionManager", "readRange", "parseLine", "entryId", "leafId", "buildContext", "storagePort", "flushQueue", "toolCall", "byteOffset"];
+const FILES = ["src/session/manager.ts", "src/format/reader.ts", "README.md", "package.json", "test/node/open.test.ts", "adapters/node-fs/index.ts", "docs/design.md"];
+const TOOLS = ["read", "bash", "edit", "write", "grep"];
+const MODELS: Array<{ api: string; provider: string; model: string }> = [
+  { api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5" },
+  { api: "openai-responses", provider: "openai", model: "gpt-5.1-codex" },
+  { api: "openai-completions", provider: "deepseek", model: "deepseek-v4-pro" },
+];
+
+function pick<T>(random: Random, items: readonly T[]): T {
+  return items[Math.floor(random() * items.length)]!;
+}
+
+function int(random: Random, min: number, max: number): number {
+  return min + Math.floor(random() * (max - min + 1));
+}
+
+/** Log-uniform: many small values, a long tail of large ones. */
+function logUniform(random: Random, min: number, max: number): number {
+  return Math.round(Math.exp(Math.log(min) + random() * (Math.log(max) - Math.log(min))));
+}
+
+function sentence(random: Random): string {
+  const n = int(random, 6, 18);
+  const words: string[] = [];
+  for (let i = 0; i < n; i++) words.push(random() < 0.03 ? pick(random, NON_ASCII) : pick(random, WORDS));
+  const text = words.join(" ");
+  return text[0]!.toUpperCase() + text.slice(1) + ".";
+}
+
+function prose(random: Random, chars: number): string {
+  let out = "";
+  while (out.length < chars) out += (out ? " " : "") + sentence(random) + (random() < 0.15 ? "\n\n" : "");
+  return out.slice(0, chars);
+}
+
+function codeLine(random: Random): string {
+  const indent = "  ".repeat(int(random, 0, 3));
+  switch (int(random, 0, 5)) {
+    case 0:
+      return `${indent}const ${pick(random, IDENTS)} = await ${pick(random, IDENTS)}.${pick(random, IDENTS)}("${pick(random, WORDS)}", ${int(random, 0, 9999)});`;
+    case 1:
+      return `${indent}if (${pick(random, IDENTS)} === null) throw new Error(\`${pick(random, WORDS)} \${${pick(random, IDENTS)}} not found\`);`;
+    case 2:
+      return `${indent}// ${sentence(random)}`;
+    case 3:
+      return `${indent}return { ${pick(random, IDENTS)}: ${int(random, 0, 99)}, path: "${pick(random, FILES)}", ok: ${random() < 0.5} };`;
+    case 4:
+      return `${indent}\t${pick(random, IDENTS)}.push('${pick(random, WORDS)}\\n', "${pick(random, NON_ASCII)}");`;
+    default:
+      return `${indent}}`;
+  }
+}
+
+/** Tool output: a file listing with line numbers, or command output. */
+function toolOutput(random: Random, chars: number, tool: string): string {
+  const lines: string[] = [];
+  let size = 0;
+  let n = 1;
+  while (size < chars) {
+    const line =
+      tool === "bash"
+        ? `[${int(random, 10, 23)}:${int(random, 10, 59)}:${int(random, 10, 59)}] ${pick(random, ["INFO", "WARN", "DEBUG"])} ${sentence(random)}`
+        : `${String(n).padStart(5)}\t${codeLine(random)}`;
+    lines.push(line);
+    size += line.length + 1;
+    n++;
+  }
+  return lines.join("\n").slice(0, chars);
+}
+
+/** A small PNG-sized image: random bytes, base64 (2–6 KB of base64). */
+function smallImage(random: Random): { type: "image"; data: string; mimeType: string } {
+  const bytes = Buffer.alloc(int(random, 1500, 4500));
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(random() * 256);
+  return { type: "image", data: bytes.toString("base64"), mimeType: "image/png" };
+}
+
+export interface MessageSizes {
+  userChars: [number, number];
+  thinkingChars: [number, number];
+  textChars: [number, number];
+  /** Tool output chars, drawn log-uniformly. */
+  toolOutputChars: [number, number];
+  /** Chance that a user message carries a small image. */
+  imageChance: number;
+}
+
+/** Shapes of a long working session: tool output dominates its size. */
+export const SESSION_SIZES: MessageSizes = {
+  userChars: [20, 1500],
+  thinkingChars: [200, 2500],
+  textChars: [40, 1200],
+  toolOutputChars: [400, 60_000],
+  imageChance: 0.004,
+};
+
+/** Messages of ~1–2 KB each once serialized, for the append benchmark. */
+export const APPEND_SIZES: MessageSizes = {
+  userChars: [700, 1500],
+  thinkingChars: [300, 700],
+  textChars: [100, 400],
+  toolOutputChars: [800, 1700],
+  imageChance: 0,
+};
+
+export interface ToolCallBlock {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** Generates messages in conversation order, with strictly increasing timestamps. */
+export class MessageFactory {
+  readonly #random: Random;
+  readonly #sizes: MessageSizes;
+  #clock: number;
+  #model = MODELS[0]!;
+  #callSeq = 0;
+
+  constructor(seed: number, sizes: MessageSizes, startMs = Date.UTC(2026, 0, 5, 9, 0, 0)) {
+    this.#random = seededRandom(seed);
+    this.#sizes = sizes;
+    this.#clock = startMs;
+  }
+
+  get random(): Random {
+    return this.#random;
+  }
+
+  #tick(): number {
+    this.#clock += int(this.#random, 200, 40_000);
+    return this.#clock;
+  }
+
+  switchModel(): { provider: string; model: string } {
+    this.#model = pick(this.#random, MODELS);
+    return this.#model;
+  }
+
+  user(): Record<string, unknown> {
+    const text = prose(this.#random, int(this.#random, ...this.#sizes.userChars));
+    const content: unknown[] = [{ type: "text", text }];
+    if (this.#random() < this.#sizes.imageChance) content.push(smallImage(this.#random));
+    return { role: "user", content, timestamp: this.#tick() };
+  }
+
+  /** An assistant turn; with a tool call unless `final`. */
+  assistant(final: boolean): { message: Record<string, unknown>; toolCall: ToolCallBlock | null } {
+    const r = this.#random;
+    const content: unknown[] = [
+      { type: "thinking", thinking: prose(r, int(r, ...this.#sizes.thinkingChars)), thinkingSignature: "sig_" + Math.floor(r() * 1e12).toString(36) },
+      { type: "text", text: prose(r, int(r, ...this.#sizes.textChars)) },
+    ];
+    let toolCall: ToolCallBlock | null = null;
+    if (!final) {
+      const name = pick(r, TOOLS);
+      const args: Record<string, unknown> =
+        name === "bash" ? { command: `npm test -- ${pick(r, FILES)} 2>&1 | tail -n ${int(r, 20, 200)}`, timeout: 120 } : { path: pick(r, FILES), offset: int(r, 1, 400) };
+      toolCall = { type: "toolCall", id: `toolu_${(++this.#callSeq).toString(36)}${Math.floor(r() * 1e10).toString(36)}`, name, arguments: args };
+      content.push(toolCall);
+    }
+    const input = int(r, 2000, 180_000);
+    const output = int(r, 50, 8000);
+    const cacheRead = int(r, 0, input);
+    const message = {
+      role: "assistant",
+      content,
+      api: this.#model.api,
+      provider: this.#model.provider,
+      model: this.#model.model,
+      usage: {
+        input,
+        output,
+        cacheRead,
+        cacheWrite: 0,
+        totalTokens: input + output + cacheRead,
+        cost: { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 3e-7, cacheWrite: 0, total: input * 3e-6 + output * 15e-6 + cacheRead * 3e-7 },
+      },
+      stopReason: final ? "stop" : "toolUse",
+      timestamp: this.#tick(),
+      responseId: `resp_${Math.floor(r() * 1e15).toString(36)}`,
+    };
+    return { message, toolCall };
+  }
+
+  toolResult(call: ToolCallBlock): Record<string, unknown> {
+    const text = toolOutput(this.#random, logUniform(this.#random, ...this.#sizes.toolOutputChars), call.name);
+    return {
+      role: "toolResult",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: [{ type: "text", text }],
+      details: call.name === "bash" ? { exitCode: this.#random() < 0.9 ? 0 : 1 } : undefined,
+      isError: false,
+      timestamp: this.#tick(),
+    };
+  }
+
+  /** A compaction summary of a few KB. */
+  summary(): string {
+    return "## Goal\n" + prose(this.#random, 600) + "\n\n## Progress\n" + prose(this.#random, 1200) + "\n\n## Next steps\n" + prose(this.#random, 500);
+  }
+
+  /** `count` messages for appending: user, then (assistant + tool result) pairs, a final answer every few turns. */
+  sequence(count: number): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    while (out.length < count) {
+      out.push(this.user());
+      const steps = int(this.#random, 1, 4);
+      for (let s = 0; s < steps && out.length < count; s++) {
+        const { message, toolCall } = this.assistant(false);
+        out.push(message);
+        if (out.length < count) out.push(this.toolResult(toolCall!));
+      }
+      if (out.length < count) out.push(this.assistant(true).message);
+    }
+    return out;
+  }
+}
