@@ -1,9 +1,12 @@
-/** The command line: one command, its argument and flags (node:util parseArgs, strict). */
+/** The command line: one command, its arguments and flags (node:util parseArgs, strict). */
 import { parseArgs } from "node:util";
+import type { ConflictPolicy } from "../index.js";
 import { UsageError } from "./errors.js";
 
-export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate"] as const;
+export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import"] as const;
 export type CommandName = (typeof COMMANDS)[number];
+
+export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
 export const USAGE = `Usage: sessionkit [--root DIR] <command> [options]
 
@@ -15,27 +18,48 @@ Commands:
   show <file|id-prefix>          a session: header, name, leaf and its context as readable text
   context <file> [--leaf ID]     the context the model would get (at the leaf, or at entry ID)
   tree <file>                    the entry tree, with labels and the leaf marked
-  verify <file>                  bad lines, invalid entries, dangling parents, duplicate ids,
-                                 missing blobs, torn tail; exit 1 when there are problems
+  verify <file|archive.zip>      a session file: bad lines, invalid entries, dangling parents,
+                                 duplicate ids, missing blobs, torn tail; exit 1 when there are
+                                 problems. An archive: every check an import makes (names, sizes,
+                                 ratios, crc, hashes, manifest, sessions); exit 1 when invalid
   migrate <file>                 rewrites an old-format (v1, v2) file as v3 (the only write)
+  export <file|id>... -o FILE    a zip archive of sessions (files, or ids of the root's sessions)
+                                 and the blobs they reference; FILE appears only when complete
+      --leaf ID                  only the branch root → entry ID (one session argument)
+      --no-blobs                 leave the blobs out (the sessions keep their blob refs)
+  import <archive.zip|file.jsonl|dir>
+                                 into the root: an archive, a pi session file (any version), or
+                                 every .jsonl below a dir as one batch. All or nothing: anything
+                                 invalid writes nothing and exits 2, naming the file or member
+      --on-conflict POLICY       a session id already stored: auto (default: skip identical,
+                                 extend a prefix, fork a diverged one), skip, replace or fork
+      --dry-run                  check and plan everything, write nothing; the summary is the same
 
 Options:
-  --root DIR   the storage root (holds sessions/ and blobs/)
+  --root DIR   the storage root (holds sessions/ and blobs/; import creates it when missing)
   --json       print what the library's API returns, as JSON
   -h, --help   this text
 
-Exit codes: 0 ok, 1 verify found problems, 2 error.
+Exit codes: 0 ok, 1 verify found problems (or an invalid archive), 2 error.
 `;
 
 export interface ParsedCommand {
   command: CommandName;
-  /** The file or id-prefix argument ("" for ls). */
+  /** The first file or id argument ("" for ls). */
   target: string;
+  /** Every file or id argument (export takes several). */
+  targets: string[];
   root: string | undefined;
   all: boolean;
   cwd: string | undefined;
   json: boolean;
   leaf: string | undefined;
+  /** export -o. */
+  output: string | undefined;
+  /** export: false with --no-blobs. */
+  blobs: boolean;
+  onConflict: ConflictPolicy;
+  dryRun: boolean;
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
@@ -48,8 +72,22 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   tree: [],
   verify: [],
   migrate: [],
+  export: ["output", "leaf", "no-blobs"],
+  import: ["on-conflict", "dry-run"],
 };
 const GLOBAL_FLAGS = ["root", "json", "help"];
+
+/** How many arguments each command takes, and what they are (for messages). */
+const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
+  ls: { max: 0, what: "" },
+  show: { max: 1, what: "a file or session id prefix" },
+  context: { max: 1, what: "a file" },
+  tree: { max: 1, what: "a file" },
+  verify: { max: 1, what: "a file" },
+  migrate: { max: 1, what: "a file" },
+  export: { max: Infinity, what: "a file or session id" },
+  import: { max: 1, what: "an archive, a session file or a directory" },
+};
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed;
@@ -64,6 +102,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         cwd: { type: "string" },
         json: { type: "boolean" },
         leaf: { type: "string" },
+        output: { type: "string", short: "o" },
+        "no-blobs": { type: "boolean" },
+        "on-conflict": { type: "string" },
+        "dry-run": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -80,19 +122,31 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   for (const flag of Object.keys(values)) {
     if (!GLOBAL_FLAGS.includes(flag) && !COMMAND_FLAGS[name].includes(flag)) throw new UsageError(`${name} does not take --${flag}`);
   }
-  const wanted = name === "ls" ? 0 : 1;
-  if (rest.length !== wanted) {
-    const what = name === "show" ? "a file or session id prefix" : "a file";
-    throw new UsageError(wanted === 0 ? `ls takes no argument (got "${rest[0]}")` : rest.length === 0 ? `${name} needs ${what}` : `${name} takes one ${name === "show" ? "argument" : "file"}, got ${rest.length}`);
+  const { max, what } = ARGUMENTS[name];
+  if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
+  if (max > 0 && rest.length === 0) throw new UsageError(`${name} needs ${what}`);
+  if (rest.length > max) throw new UsageError(`${name} takes one ${name === "show" || name === "import" ? "argument" : "file"}, got ${rest.length}`);
+  if (name === "export") {
+    if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
+    if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
+  }
+  const onConflict = values["on-conflict"] ?? "auto";
+  if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
+    throw new UsageError(`--on-conflict must be ${CONFLICT_POLICIES.slice(0, -1).join(", ")} or ${CONFLICT_POLICIES.at(-1)} (got "${onConflict}")`);
   }
   return {
     help: false,
     command: name,
     target: rest[0] ?? "",
+    targets: rest,
     root: values.root,
     all: values.all ?? false,
     cwd: values.cwd,
     json: values.json ?? false,
     leaf: values.leaf,
+    output: values.output,
+    blobs: !(values["no-blobs"] ?? false),
+    onConflict: onConflict as ConflictPolicy,
+    dryRun: values["dry-run"] ?? false,
   };
 }

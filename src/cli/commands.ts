@@ -1,4 +1,4 @@
-/** The six commands. Each returns its exit code; failures throw (main prints them, exit 2). */
+/** The commands. Each returns its exit code; failures throw (main prints them, exit 2). */
 import { stat } from "node:fs/promises";
 import nodePath from "node:path";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
@@ -7,9 +7,10 @@ import type { ParsedCommand } from "./args.js";
 import { CliError } from "./errors.js";
 import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
-import { describeEntry, oneLine, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionFile, statOrNull, type SessionFileRef } from "./store.js";
+import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
+import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, resolveSessionFile } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
+import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 
 export interface Io {
   stdout(text: string): void;
@@ -18,7 +19,7 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-interface Run {
+export interface Run {
   args: ParsedCommand;
   io: Io;
   root: string;
@@ -56,7 +57,7 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
   return COMMANDS[args.command](run);
 }
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
 
 async function ls(run: Run): Promise<number> {
   await requireDirectory(run.root);
@@ -81,7 +82,7 @@ async function ls(run: Run): Promise<number> {
 }
 
 async function show(run: Run): Promise<number> {
-  const ref = await resolveShowTarget(run);
+  const ref = await resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, "sessionkit: show");
   const sm = await openReadOnly(ref, run.warn);
   const header = sm.getHeader()!;
   const name = sm.getSessionName();
@@ -107,38 +108,6 @@ async function show(run: Run): Promise<number> {
   return 0;
 }
 
-/** A file path, else a session id prefix looked up among all sessions of the root. */
-async function resolveShowTarget(run: Run): Promise<SessionFileRef> {
-  const target = run.args.target;
-  const absolute = nodePath.resolve(run.io.cwd, target);
-  if ((await statOrNull(absolute)) || target.includes("/") || target.includes(nodePath.sep)) {
-    return resolveSessionFile(target, run.root, run.io.cwd);
-  }
-  await requireDirectory(run.root).catch(() => {
-    throw new CliError(`${absolute}: no such file (and no storage root ${run.root} to look up session ids in)`);
-  });
-  const storage = nodeFsStorage({ root: run.root });
-  const progress = listingProgress(run.io.stderr, "sessionkit: show");
-  let infos: SessionInfo[];
-  try {
-    infos = await SessionManager.listAll(storage, { onProgress: progress.onProgress });
-  } finally {
-    progress.done();
-    await storage.close();
-  }
-  const fileOf = (info: SessionInfo) => nodePath.join(run.root, ...info.path.split("/"));
-  const exact = infos.filter((info) => info.id === target);
-  const matches = exact.length > 0 ? exact : infos.filter((info) => info.id.startsWith(target));
-  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${run.root} starts with "${target}"`);
-  if (matches.length > 1) {
-    throw new CliError(
-      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${run.root} match`,
-      matches.map((info) => `  ${info.id}  ${fileOf(info)}  ${oneLine(info.name ?? info.firstMessage, 40)}`),
-    );
-  }
-  return resolveSessionFile(fileOf(matches[0]!), run.root, run.io.cwd);
-}
-
 async function context(run: Run): Promise<number> {
   const ref = await resolveSessionFile(run.args.target, run.root, run.io.cwd);
   const sm = await openReadOnly(ref, run.warn);
@@ -159,6 +128,7 @@ async function tree(run: Run): Promise<number> {
 }
 
 async function verify(run: Run): Promise<number> {
+  if (await isArchiveFile(nodePath.resolve(run.io.cwd, run.args.target))) return verifyArchiveCommand(run);
   const ref = await resolveSessionFile(run.args.target, run.root, run.io.cwd);
   const report = await verifySession(ref);
   run.print(report, () => renderVerifyReport(report));

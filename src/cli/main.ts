@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * sessionkit: reads pi coding-agent sessions under a storage root (~/.pi/agent by default).
- * Exit codes: 0 ok, 1 `verify` found problems, 2 error (one line on stderr) or bad usage.
+ * sessionkit: reads pi coding-agent sessions under a storage root (~/.pi/agent by default),
+ * exports them as archives and imports archives and session files into it.
+ * Exit codes: 0 ok, 1 `verify` found problems (or an invalid archive), 2 error (one line on
+ * stderr) or bad usage.
  */
 import { parseCommandLine, USAGE } from "./args.js";
 import { runCommand, type Io } from "./commands.js";

@@ -1,9 +1,10 @@
 /**
- * Listing progress on stderr. On a terminal: one line rewritten in place and erased at the end.
- * Elsewhere (a log, a pipe) only for large listings, as a few plain lines.
+ * Progress on stderr. On a terminal: one line rewritten in place and erased at the end.
+ * Elsewhere (a log, a pipe) only for large work, as a few plain lines.
  */
+import type { ArchiveProgress } from "../index.js";
 
-/** More files than this make a listing worth reporting when stderr is not a terminal. */
+/** More items than this make work worth reporting when stderr is not a terminal. */
 export const LARGE_LISTING = 50;
 const REDRAW_MS = 100;
 
@@ -18,33 +19,65 @@ export interface Progress {
   done(): void;
 }
 
-export function listingProgress(sink: ProgressSink, label: string): Progress {
+/** Counts of one or more phases; a new `phase` starts its own count (and its own quarters). */
+interface CountProgress {
+  update(phase: string, loaded: number, total: number, what: string): void;
+  done(): void;
+}
+
+function countProgress(sink: ProgressSink, label: string): CountProgress {
   if (sink.isTTY) {
-    // A listing done within the first redraw interval never draws (no flicker).
+    // Work done within the first redraw interval never draws (no flicker).
     let lastDraw = Date.now();
     let drawn = false;
     return {
-      onProgress(loaded, total) {
+      update(_phase, loaded, total, what) {
         const now = Date.now();
         if (now - lastDraw < REDRAW_MS) return;
         lastDraw = now;
         drawn = true;
-        sink.write(`\r\x1b[K${label}: ${loaded}/${total} session files read`);
+        sink.write(`\r\x1b[K${label}: ${loaded}/${total} ${what}`);
       },
       done() {
         if (drawn) sink.write("\r\x1b[K");
       },
     };
   }
+  let currentPhase = "";
   let reportedQuarter = 0;
   return {
-    onProgress(loaded, total) {
+    update(phase, loaded, total, what) {
       if (total <= LARGE_LISTING) return;
+      if (phase !== currentPhase) {
+        currentPhase = phase;
+        reportedQuarter = 0;
+      }
       const quarter = Math.floor((loaded * 4) / total);
       if (quarter <= reportedQuarter) return;
       reportedQuarter = quarter;
-      sink.write(`${label}: ${loaded}/${total} session files read\n`);
+      sink.write(`${label}: ${loaded}/${total} ${what}\n`);
     },
     done() {},
+  };
+}
+
+export function listingProgress(sink: ProgressSink, label: string): Progress {
+  const progress = countProgress(sink, label);
+  return { onProgress: (loaded, total) => progress.update("list", loaded, total, "session files read"), done: () => progress.done() };
+}
+
+const PHASE_TEXT: Record<ArchiveProgress["phase"], string> = {
+  prepare: "sessions read",
+  export: "members written",
+  verify: "members verified",
+  write: "files written",
+};
+
+/** Progress of an export, import or verify (phases as the archive API reports them). */
+export function archiveProgress(sink: ProgressSink, label: string): { onProgress(progress: ArchiveProgress): void; done(): void } {
+  const progress = countProgress(sink, label);
+  return {
+    onProgress: ({ phase, done, total }) => progress.update(phase, done, total, PHASE_TEXT[phase]),
+    done: () => progress.done(),
   };
 }

@@ -6,8 +6,10 @@ import type { Stats } from "node:fs";
 import os from "node:os";
 import nodePath from "node:path";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import { SESSIONS_DIR, SessionManager } from "../index.js";
+import { findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../index.js";
 import { CliError } from "./errors.js";
+import { listingProgress, type ProgressSink } from "./progress.js";
+import { oneLine } from "./render.js";
 
 /** The storage root: --root, else $PI_CODING_AGENT_DIR (as pi reads it), else ~/.pi/agent. */
 export function resolveRoot(rootFlag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
@@ -42,6 +44,8 @@ export interface SessionFileRef {
   path: string;
   /** True when `storage` is a store root (sessions/ and blobs/), false when it is the file's own directory. */
   inStore: boolean;
+  /** True when `storage` is the storage root itself (--root). */
+  inRoot: boolean;
 }
 
 const HEAD_BYTES = 4096;
@@ -63,9 +67,11 @@ export async function resolveSessionFile(arg: string, root: string, cwd: string)
   const realRoot = await realpath(root).catch(() => null);
   let storageRoot = nodePath.dirname(real);
   let inStore = false;
+  let inRoot = false;
   if (realRoot !== null && isInside(realRoot, real)) {
     storageRoot = realRoot;
     inStore = true;
+    inRoot = true;
   } else if (nodePath.basename(nodePath.dirname(nodePath.dirname(real))) === SESSIONS_DIR) {
     storageRoot = nodePath.dirname(nodePath.dirname(nodePath.dirname(real)));
     inStore = true;
@@ -76,7 +82,7 @@ export async function resolveSessionFile(arg: string, root: string, cwd: string)
     const bytes = await storage.read(path);
     if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError(`${absolute} holds only whitespace, not a session file`);
   }
-  return { absolute, storage, path, inStore };
+  return { absolute, storage, path, inStore, inRoot };
 }
 
 function isInside(dir: string, file: string): boolean {
@@ -113,4 +119,112 @@ export function withAbsolutePath(message: string, ref: SessionFileRef): string {
 export function asCliError(error: unknown, ref: SessionFileRef): unknown {
   if (error instanceof CliError || !(error instanceof Error)) return error;
   return new CliError(withAbsolutePath(error.message, ref));
+}
+
+/**
+ * A file argument, else a session id looked up among the root's sessions: the file named for
+ * that exact id (pi names them <timestamp>_<id>.jsonl; its header must agree), else the one
+ * session whose id starts with it (every session file is read: progress on `progressSink`).
+ */
+export async function resolveSessionArgument(target: string, root: string, cwd: string, progressSink: ProgressSink, label: string): Promise<SessionFileRef> {
+  const absolute = nodePath.resolve(cwd, target);
+  if ((await statOrNull(absolute)) || target.includes("/") || target.includes(nodePath.sep)) return resolveSessionFile(target, root, cwd);
+  await requireDirectory(root).catch(() => {
+    throw new CliError(`${absolute}: no such file (and no storage root ${root} to look up session ids in)`);
+  });
+  const fileOf = (path: string) => nodePath.join(root, ...path.split("/"));
+  const storage = nodeFsStorage({ root });
+  let infos: SessionInfo[];
+  const progress = listingProgress(progressSink, label);
+  try {
+    const named: string[] = [];
+    for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push(path);
+    if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${root}`, named.map((path) => `  ${fileOf(path)}`));
+    if (named.length === 1) return await resolveSessionFile(fileOf(named[0]!), root, cwd);
+    infos = await SessionManager.listAll(storage, { onProgress: progress.onProgress });
+  } finally {
+    progress.done();
+    await storage.close();
+  }
+  const exact = infos.filter((info) => info.id === target);
+  const matches = exact.length > 0 ? exact : infos.filter((info) => info.id.startsWith(target));
+  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${root} starts with "${target}"`);
+  if (matches.length > 1) {
+    throw new CliError(
+      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${root} match`,
+      matches.map((info) => `  ${info.id}  ${fileOf(info.path)}  ${oneLine(info.name ?? info.firstMessage, 40)}`),
+    );
+  }
+  return resolveSessionFile(fileOf(matches[0]!.path), root, cwd);
+}
+
+/** Bytes read to find a header: pi's headers are a few hundred bytes. */
+const HEADER_PROBE_BYTES = 64 * 1024;
+
+/** The session id in the header (first line) of a stored file, or null when it has none. */
+async function headerId(storage: StoragePort, path: string): Promise<string | null> {
+  const head = await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES });
+  if (!head) return null;
+  const newline = head.indexOf(0x0a);
+  try {
+    const header = JSON.parse(new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline))) as { type?: unknown; id?: unknown };
+    return header.type === "session" && typeof header.id === "string" ? header.id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The session files of an export as one read-only storage, wherever each file is. A session of
+ * the root keeps its storage path; any other file is named by its absolute path (a storage path of
+ * another store would read as one of the root's). A blob comes from the first of their stores
+ * that holds it: blobs are named by their hash, and the export checks it.
+ */
+export interface ExportView {
+  storage: StoragePort;
+  /** The path of each ref in `storage`, in order. */
+  paths: string[];
+  /** The file a path of `storage` was read from (a session, or a blob found in one of the stores). */
+  fileOf(path: string): string | undefined;
+}
+
+export function exportView(refs: readonly SessionFileRef[]): ExportView {
+  const sessions = new Map<string, SessionFileRef>();
+  const paths = refs.map((ref) => {
+    const path = ref.inRoot ? ref.path : nodePath.join(ref.storage.root, ...ref.path.split("/"));
+    sessions.set(path, ref);
+    return path;
+  });
+  const stores = [...new Map(refs.map((ref) => [ref.storage.root, ref.storage])).values()];
+  /** Blob paths -> the file they were found in. */
+  const found = new Map<string, string>();
+  async function first<T>(path: string, get: (store: NodeFsStorage) => Promise<T | null>): Promise<T | null> {
+    for (const store of stores) {
+      const result = await get(store);
+      if (result === null) continue;
+      found.set(path, nodePath.join(store.root, ...path.split("/")));
+      return result;
+    }
+    return null;
+  }
+  const readOnly = (operation: string) => async (): Promise<never> => {
+    throw new StorageError("unsupported", `${operation}: the files of an export are only read`);
+  };
+  const storage: StoragePort = {
+    kind: "cli-export-view",
+    async read(path, range) {
+      const session = sessions.get(path);
+      return session ? session.storage.read(session.path, range) : first(path, (store) => store.read(path, range));
+    },
+    async stat(path) {
+      const session = sessions.get(path);
+      return session ? session.storage.stat(session.path) : first(path, (store) => store.stat(path));
+    },
+    list: readOnly("list"),
+    append: readOnly("append"),
+    write: readOnly("write"),
+    truncate: readOnly("truncate"),
+    remove: readOnly("remove"),
+  };
+  return { storage, paths, fileOf: (path) => sessions.get(path)?.absolute ?? found.get(path) };
 }

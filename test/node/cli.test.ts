@@ -2,43 +2,22 @@
  * The `sessionkit` CLI as a real child process, over a sample store built by
  * scripts/build-samples.ts in a temp dir and over copies of corpus files. Every --json output is
  * compared with what the library's API returns for the same file.
- *
- * The CLI runs from src/cli/main.ts bundled once with esbuild (the compiler tsx itself uses):
- * `node --import tsx` costs ~0.45 s of CPU per start, and this file starts the CLI ~40 times.
+ * The CLI runs bundled (test/shared/cli-runner.ts).
  */
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSamples, LEGACY_SOURCE, type SampleSession, type SampleStore } from "../../scripts/build-samples.js";
 import { stringifyJson, writeJson } from "../../src/cli/json.js";
 import { base64ToBytes, buildSessionContext, prepareValueForPersistence, SessionManager, sha256Hex, type SessionTreeNode } from "../../src/index.js";
+import { bundleCli, REPO, runCli, type CliOptions, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), "../..");
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliBundle, ...args],
-      { cwd: options.cwd ?? REPO, env: { ...process.env, PI_CODING_AGENT_DIR: "", ...options.env }, maxBuffer: 256 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[], options?: CliOptions): Promise<CliResult> => runCli(cliBundle, args, options);
 
 /** `cli` with --root of the sample store. */
 const sk = (...args: string[]) => cli(["--root", root, ...args]);
@@ -95,8 +74,7 @@ async function openLoose(file: string): Promise<SessionManager> {
 
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), "sessionkit-cli-"));
-  cliBundle = join(tmp, "sessionkit.mjs");
-  await build({ entryPoints: [join(REPO, "src/cli/main.ts")], outfile: cliBundle, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "silent" });
+  cliBundle = await bundleCli(tmp);
   root = join(tmp, "store");
   store = await buildSamples(root);
   storage = nodeFsStorage({ root });

@@ -1,0 +1,252 @@
+/**
+ * `export`, `import`, and `verify` of an archive: thin wrappers over the archive API. Sources are
+ * read in place; export writes only its -o file, import only into the root.
+ */
+import { randomBytes } from "node:crypto";
+import { createWriteStream, openAsBlob, type WriteStream } from "node:fs";
+import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
+import nodePath from "node:path";
+import { Writable } from "node:stream";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import {
+  exportArchive,
+  importArchive,
+  importSessionFiles,
+  isArchiveError,
+  verifyArchive,
+  type ArchiveError,
+  type ExportSummary,
+  type ImportOptions,
+  type ImportSummary,
+  type SessionFileInput,
+  type VerifySummary,
+} from "../index.js";
+import type { Run } from "./commands.js";
+import { CliError } from "./errors.js";
+import { archiveProgress } from "./progress.js";
+import { exportView, resolveSessionArgument, statOrNull, type ExportView, type SessionFileRef } from "./store.js";
+
+const ZIP_MAGIC = Buffer.from("PK\x03\x04", "latin1");
+
+/** A .zip name, or a file that starts like a zip; false when it cannot be read (the caller reports that). */
+export async function isArchiveFile(file: string): Promise<boolean> {
+  if (file.toLowerCase().endsWith(".zip")) return true;
+  try {
+    const handle = await open(file, "r");
+    try {
+      const { bytesRead, buffer } = await handle.read(Buffer.alloc(4), 0, 4, 0);
+      return bytesRead === 4 && buffer.equals(ZIP_MAGIC);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One line for an archive failure: where (the archive, when the member is inside one), the member
+ * (named by `nameOf`), the rule broken, and the error's code.
+ */
+function archiveErrorLine(error: ArchiveError, where: string | undefined, nameOf: (member: string) => string = (member) => member): string {
+  const memberPrefix = error.member === undefined ? "" : `${error.member}: `;
+  const rule = memberPrefix !== "" && error.message.startsWith(memberPrefix) ? error.message.slice(memberPrefix.length) : error.message;
+  const parts = [where, error.member === undefined ? undefined : nameOf(error.member), rule].filter((part) => part !== undefined);
+  return `${parts.join(": ")} [${error.code}]`;
+}
+
+async function requireFile(file: string): Promise<void> {
+  const info = await statOrNull(file);
+  if (!info) throw new CliError(`${file}: no such file`);
+  if (!info.isFile()) throw new CliError(`${file} is not a file`);
+}
+
+// ---------------------------------------------------------------------------
+// export
+// ---------------------------------------------------------------------------
+
+export async function exportCommand(run: Run): Promise<number> {
+  const output = nodePath.resolve(run.io.cwd, run.args.output!);
+  const outputDir = nodePath.dirname(output);
+  const dirInfo = await statOrNull(outputDir);
+  if (!dirInfo?.isDirectory()) throw new CliError(`${output}: cannot write it (${outputDir} is not a directory)`);
+  if ((await statOrNull(output))?.isDirectory()) throw new CliError(`${output} is a directory (-o names the archive file to write)`);
+
+  const refs: SessionFileRef[] = [];
+  try {
+    for (const target of run.args.targets) refs.push(await resolveSessionArgument(target, run.root, run.io.cwd, run.io.stderr, "sessionkit: export"));
+    // The rename at the end would put the archive in place of a session.
+    const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
+    const overwritten = refs.find((ref) => nodePath.join(ref.storage.root, ...ref.path.split("/")) === realOutput);
+    if (overwritten) throw new CliError(`${output} is ${overwritten.absolute}, a session being exported: -o must name another file`);
+    const view = exportView(refs);
+    const leafId = run.args.leaf;
+    const specs = view.paths.map((path) => (leafId === undefined ? path : { path, leafId }));
+    // Written beside the output and renamed when complete: a failed export leaves no half archive.
+    const temp = nodePath.join(outputDir, `.${nodePath.basename(output)}.${randomBytes(6).toString("hex")}.tmp`);
+    const file = createWriteStream(temp, { flags: "wx", flush: true });
+    const progress = archiveProgress(run.io.stderr, "sessionkit: export");
+    let summary: ExportSummary;
+    try {
+      const sink = Writable.toWeb(file) as WritableStream<Uint8Array>;
+      summary = await exportArchive(view.storage, specs, sink, { includeBlobs: run.args.blobs, onProgress: progress.onProgress });
+      await rename(temp, output);
+    } catch (error) {
+      await closed(file);
+      await rm(temp, { force: true });
+      throw exportFailure(error, view, output);
+    } finally {
+      progress.done();
+    }
+    reportExport(run, summary, view, output);
+    return 0;
+  } finally {
+    for (const ref of refs) await ref.storage.close();
+  }
+}
+
+/** Resolves when the file is closed (an aborted stream also emits "error" first: not ours to report). */
+async function closed(file: WriteStream): Promise<void> {
+  if (!file.closed) await new Promise<void>((resolve) => file.once("close", () => resolve()));
+}
+
+function exportFailure(error: unknown, view: ExportView, output: string): unknown {
+  if (isArchiveError(error)) return new CliError(archiveErrorLine(error, undefined, (member) => view.fileOf(member) ?? member));
+  // A system call failed on the output (the inputs are read through storage: StorageErrors).
+  if (error instanceof Error && "syscall" in error) return new CliError(`${output}: cannot write it (${(error as NodeJS.ErrnoException).code ?? error.message})`);
+  return error;
+}
+
+function reportExport(run: Run, summary: ExportSummary, view: ExportView, output: string): void {
+  const fileOf = (path: string) => view.fileOf(path) ?? path;
+  for (const warning of summary.warnings) {
+    const path = view.paths.find((p) => warning.startsWith(`${p}: `));
+    run.warn(path === undefined ? warning : `${fileOf(path)}${warning.slice(path.length)}`);
+  }
+  for (const hash of summary.missingBlobs) run.warn(`blob ${hash} is referenced but not stored: left out (the sessions keep the ref)`);
+  run.print(summary, () => {
+    const entries = summary.sessions.reduce((n, s) => n + s.entries, 0);
+    const blobs = run.args.blobs ? `${plural(summary.blobs.count, "blob")} (${summary.blobs.bytes} bytes)` : "no blobs (--no-blobs)";
+    return [
+      `${output}: ${plural(summary.sessions.length, "session")} (${plural(entries, "entry", "entries")}), ${blobs}, ${summary.archiveBytes} bytes`,
+      ...summary.sessions.map((s) => `  ${s.id}  ${plural(s.entries, "entry", "entries")}${s.leafId === undefined ? "" : ` (branch to ${s.leafId})`}  ${fileOf(s.originalPath)}`),
+    ];
+  });
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+// ---------------------------------------------------------------------------
+// import
+// ---------------------------------------------------------------------------
+
+export async function importCommand(run: Run): Promise<number> {
+  const source = nodePath.resolve(run.io.cwd, run.args.target);
+  const info = await statOrNull(source);
+  if (!info) throw new CliError(`${source}: no such file or directory`);
+  if (!info.isFile() && !info.isDirectory()) throw new CliError(`${source} is not a file or a directory`);
+  // A missing root is made by the first write (and not at all when nothing is written).
+  const rootInfo = await statOrNull(run.root);
+  if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${run.root} is not a directory (the storage root; set it with --root)`);
+
+  const archive = info.isFile() && (await isArchiveFile(source));
+  const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
+  const storage = nodeFsStorage({ root: run.root });
+  const progress = archiveProgress(run.io.stderr, "sessionkit: import");
+  const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress };
+  let summary: ImportSummary;
+  try {
+    summary = archive ? await importArchive(storage, await openAsBlob(source), options) : await importSessionFiles(storage, files, options);
+  } catch (error) {
+    // Members are named inside the archive; plain files are named by their own path.
+    if (isArchiveError(error)) throw new CliError(archiveErrorLine(error, archive || error.member === undefined ? source : undefined));
+    throw error;
+  } finally {
+    progress.done();
+    await storage.close();
+  }
+  reportImport(run, summary, source, archive);
+  return 0;
+}
+
+/** Every *.jsonl below `dir` (pi's sessions/ tree: one level of project dirs, or any depth), in path order. */
+async function readSessionFiles(dir: string): Promise<SessionFileInput[]> {
+  const paths: string[] = [];
+  const walk = async (current: string): Promise<void> => {
+    for (const entry of await readdir(current, { withFileTypes: true })) {
+      const path = nodePath.join(current, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile() && entry.name.endsWith(".jsonl")) paths.push(path);
+    }
+  };
+  try {
+    await walk(dir);
+  } catch (error) {
+    throw cannotRead(dir, error);
+  }
+  if (paths.length === 0) throw new CliError(`${dir}: no .jsonl files below it`);
+  paths.sort();
+  const files: SessionFileInput[] = [];
+  for (const path of paths) files.push(await readInput(path));
+  return files;
+}
+
+async function readInput(file: string): Promise<SessionFileInput> {
+  try {
+    return { name: file, bytes: await readFile(file) };
+  } catch (error) {
+    throw cannotRead(file, error);
+  }
+}
+
+function cannotRead(path: string, error: unknown): CliError {
+  return new CliError(`${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+}
+
+function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean): void {
+  // The warnings name missing blobs too.
+  for (const warning of summary.warnings) run.warn(warning);
+  const fileOf = (path: string) => nodePath.join(run.root, ...path.split("/"));
+  run.print(summary, () => {
+    const { written, present, bytesWritten } = summary.blobs;
+    return [
+      `${source}: ${plural(summary.sessions.length, "session")} into ${run.root}${summary.dryRun ? " (dry run: nothing written)" : ""}`,
+      ...summary.sessions.map((s) => `  ${s.action.padEnd(8)} ${s.id}  ${fileOf(s.path)}  (${s.reason}${archive ? "" : `; from ${s.source}`})`),
+      `blobs: ${written} written (${bytesWritten} bytes), ${present} already stored`,
+    ];
+  });
+}
+
+// ---------------------------------------------------------------------------
+// verify (an archive)
+// ---------------------------------------------------------------------------
+
+/** Every check an import makes; an invalid archive is a finding (exit 1), not a failure of the tool. */
+export async function verifyArchiveCommand(run: Run): Promise<number> {
+  const file = nodePath.resolve(run.io.cwd, run.args.target);
+  await requireFile(file);
+  const progress = archiveProgress(run.io.stderr, "sessionkit: verify");
+  let summary: VerifySummary;
+  try {
+    summary = await verifyArchive(await openAsBlob(file), { onProgress: progress.onProgress });
+  } catch (error) {
+    if (!isArchiveError(error)) throw error;
+    run.print(error, () => [`${file}: invalid archive: ${archiveErrorLine(error, undefined)}`]);
+    return 1;
+  } finally {
+    progress.done();
+  }
+  run.print(summary, () => {
+    const entries = summary.sessions.reduce((n, s) => n + s.entries, 0);
+    const lines = [
+      `${file}: OK (${summary.format} ${summary.version} by ${summary.generator}, ${plural(summary.sessions.length, "session")}, ${plural(entries, "entry", "entries")}, ${plural(summary.blobs.count, "blob")}, ${summary.archiveBytes} bytes)`,
+      ...summary.sessions.map((s) => `  ${s.id}  ${plural(s.entries, "entry", "entries")}${s.leafId === undefined ? "" : ` (branch to ${s.leafId})`}  ${s.cwd}`),
+    ];
+    const absent = summary.blobsNotInArchive.length;
+    if (absent > 0) lines.push(`  ${plural(absent, "referenced blob is", "referenced blobs are")} not in the archive (exported without blobs)`);
+    return lines;
+  });
+  return 0;
+}
