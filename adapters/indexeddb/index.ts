@@ -40,6 +40,7 @@ import {
   type StoragePort,
 } from "../../src/port.js";
 import { checkByteRange, clampByteRange } from "../byte-range.js";
+import { listChildren } from "../flat-listing.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 
@@ -157,24 +158,10 @@ class IndexedDbPort implements IndexedDbStorage {
 
   async list(dir: string): Promise<DirEntry[]> {
     checkStoragePath(dir, { allowRoot: true });
-    const prefix = dir === "" ? "" : `${dir}/`;
     const metas = await this.run(this.takeTurn(), "readonly", this.durability, `list ${dir}`, dir, (tx) =>
       tx.objectStore("files").getAll(dir === "" ? undefined : pathsBelow(dir)),
     );
-    const children = new Map<string, DirEntry>();
-    for (const meta of metas) {
-      const rest = meta.path.slice(prefix.length);
-      const slash = rest.indexOf("/");
-      if (slash < 0) {
-        children.set(rest, { name: rest, kind: "file", size: meta.size, mtimeMs: meta.mtimeMs });
-        continue;
-      }
-      // A directory's mtime is the newest mtime of the files below it.
-      const name = rest.slice(0, slash);
-      const seen = children.get(name);
-      if (!seen || seen.mtimeMs < meta.mtimeMs) children.set(name, { name, kind: "dir", size: 0, mtimeMs: meta.mtimeMs });
-    }
-    return [...children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return listChildren(dir, metas);
   }
 
   async append(path: string, data: Uint8Array): Promise<void> {

@@ -14,6 +14,8 @@ import {
   type StorageLock,
   type StoragePort,
 } from "../../src/port.js";
+import { checkByteRange, clampByteRange } from "../byte-range.js";
+import { listChildren } from "../flat-listing.js";
 
 export type MemoryStorage = StoragePort & {
   readonly kind: "memory";
@@ -76,9 +78,10 @@ export function memoryStorage(): MemoryStorage {
 
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
       checkStoragePath(path);
+      checkByteRange(path, range);
       const file = files.get(path);
       if (!file) return null;
-      const [start, end] = clampRange(path, range, file.size);
+      const [start, end] = clampByteRange(range, file.size);
       return file.buffer.slice(start, end);
     },
 
@@ -90,22 +93,7 @@ export function memoryStorage(): MemoryStorage {
 
     async list(dir: string): Promise<DirEntry[]> {
       checkStoragePath(dir, { allowRoot: true });
-      const prefix = dir === "" ? "" : `${dir}/`;
-      const children = new Map<string, DirEntry>();
-      for (const [path, file] of files) {
-        if (!path.startsWith(prefix)) continue;
-        const rest = path.slice(prefix.length);
-        const slash = rest.indexOf("/");
-        if (slash < 0) {
-          children.set(rest, { name: rest, kind: "file", size: file.size, mtimeMs: file.mtimeMs });
-          continue;
-        }
-        // A directory's mtime is the newest mtime of the files below it.
-        const name = rest.slice(0, slash);
-        const seen = children.get(name);
-        if (!seen || seen.mtimeMs < file.mtimeMs) children.set(name, { name, kind: "dir", size: 0, mtimeMs: file.mtimeMs });
-      }
-      return [...children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return listChildren(dir, Array.from(files, ([path, file]) => ({ path, size: file.size, mtimeMs: file.mtimeMs })));
     },
 
     async append(path: string, data: Uint8Array): Promise<void> {
@@ -174,13 +162,3 @@ export function memoryStorage(): MemoryStorage {
   };
 }
 
-/** Validates a byte range and clamps it to a file of `size` bytes: [start, end). */
-function clampRange(path: string, range: ByteRange | undefined, size: number): [number, number] {
-  if (!range) return [0, size];
-  const { offset, length } = range;
-  if (!Number.isSafeInteger(offset) || offset < 0 || (length !== undefined && (!Number.isSafeInteger(length) || length < 0))) {
-    throw new StorageError("invalid", `invalid byte range ${JSON.stringify(range)} for ${JSON.stringify(path)}`, { path });
-  }
-  const start = Math.min(offset, size);
-  return [start, length === undefined ? size : Math.min(size, start + length)];
-}

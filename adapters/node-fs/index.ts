@@ -19,6 +19,7 @@ import {
   type StorageLock,
   type StoragePort,
 } from "../../src/port.js";
+import { checkByteRange, clampByteRange } from "../byte-range.js";
 
 export interface NodeFsStorageOptions {
   /** Directory that holds everything; "~/" expands to the home directory. Created on first write. */
@@ -160,7 +161,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
 
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
       const file = toFile(path);
-      checkRange(path, range);
+      checkByteRange(path, range);
       let handle: FileHandle;
       try {
         handle = await open(file, "r");
@@ -171,8 +172,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
       try {
         const info = await handle.stat();
         if (!info.isFile()) return null;
-        const start = Math.min(range?.offset ?? 0, info.size);
-        const end = range?.length === undefined ? info.size : Math.min(info.size, start + range.length);
+        const [start, end] = clampByteRange(range, info.size);
         const bytes = new Uint8Array(end - start);
         let filled = 0;
         while (filled < bytes.length) {
@@ -331,14 +331,6 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
 function expandRoot(root: string): string {
   if (root === "~" || root.startsWith("~/")) return nodePath.resolve(os.homedir(), root.slice(2));
   return nodePath.resolve(root);
-}
-
-function checkRange(path: string, range: ByteRange | undefined): void {
-  if (!range) return;
-  const { offset, length } = range;
-  if (!Number.isSafeInteger(offset) || offset < 0 || (length !== undefined && (!Number.isSafeInteger(length) || length < 0))) {
-    throw new StorageError("invalid", `invalid byte range ${JSON.stringify(range)} for ${JSON.stringify(path)}`, { path });
-  }
 }
 
 async function createExclusive(file: string, text: string): Promise<void> {
