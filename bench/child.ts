@@ -12,6 +12,7 @@ import { SessionManager, CATALOG_DIR, type StoragePort } from "../src/index.js";
 import { appendMessages, appendWorkload } from "./lib/appends.js";
 import { collectGarbage } from "./lib/measure.js";
 import { PiSessionManager } from "./lib/pi.js";
+import { peakRss } from "./lib/peak-rss.js";
 
 /** With `profileTo`, the measured part (only) is CPU-profiled into that .cpuprofile file. */
 export type ChildTask = { profileTo?: string } & (
@@ -68,10 +69,6 @@ function memoryBaseline(): { heap: number; rss: number } {
   return { heap: memory.heapUsed, rss: memory.rss };
 }
 
-function maxRss(): number {
-  return process.resourceUsage().maxRSS * 1024;
-}
-
 /** The port as is, with the heap sampled after every read: ours yields to the event loop there. */
 function sampling(storage: StoragePort, onSample: () => void): StoragePort {
   return {
@@ -112,7 +109,7 @@ async function openOurs(t: Extract<ChildTask, { kind: "open-ours" }>): Promise<O
   const retained = process.memoryUsage().heapUsed;
   keepAlive = null;
   await storage.close();
-  return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss: maxRss(), rssBefore: before.rss, messages, entries };
+  return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss: peakRss(), rssBefore: before.rss, messages, entries };
 }
 
 function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): OpenResult {
@@ -128,10 +125,10 @@ function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): OpenResult {
     collectGarbage();
     const retained = process.memoryUsage().heapUsed;
     keepAlive = null;
-    return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss: maxRss(), rssBefore: before.rss, messages: context.messages.length, entries };
+    return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss: peakRss(), rssBefore: before.rss, messages: context.messages.length, entries };
   } catch (error) {
     const ms = performance.now() - start;
-    return { ms, heapBefore: before.heap, heapSampledPeak: 0, heapRetained: 0, maxRss: maxRss(), rssBefore: before.rss, messages: 0, entries: 0, error: (error as Error).message };
+    return { ms, heapBefore: before.heap, heapSampledPeak: 0, heapRetained: 0, maxRss: peakRss(), rssBefore: before.rss, messages: 0, entries: 0, error: (error as Error).message };
   }
 }
 

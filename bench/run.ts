@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,huge,profile
- *                 (default: open,heap,appends,list, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,archive,huge,profile
+ *                 (default: open,heap,appends,list,archive, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { BENCH_DIR, SCRATCH_DIR, removeHugeSession } from "./lib/data.js";
 import { machineInfo, markdownTable, type Row } from "./lib/report.js";
+import { profileArchive, runArchiveBench } from "./archive.js";
 import { benchAppends } from "./sections/appends.js";
 import { benchHeap } from "./sections/heap.js";
 import { benchHuge } from "./sections/huge.js";
@@ -27,8 +28,8 @@ import { benchListing } from "./sections/listing.js";
 import { benchOpen } from "./sections/open.js";
 import { profileOurs } from "./sections/profile.js";
 
-const SECTIONS = ["open", "heap", "appends", "list", "huge", "profile"] as const;
-const DEFAULT_SECTIONS = ["open", "heap", "appends", "list"];
+const SECTIONS = ["open", "heap", "appends", "list", "archive", "huge", "profile"] as const;
+const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "archive"];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -73,6 +74,12 @@ async function main(): Promise<void> {
   if (only.includes("heap")) await section("memory of one open (child processes)", () => benchHeap(runs));
   if (only.includes("appends")) await section(`${appendCount} appends`, () => benchAppends(runs, appendCount));
   if (only.includes("list")) await section("listing 300 sessions", () => benchListing(runs));
+  if (only.includes("archive")) {
+    await section("archive export/import vs zip/unzip", async () => {
+      const archiveRows = await runArchiveBench({ runs });
+      return { rows: archiveRows, notes: archiveRows.flatMap((row) => (row.note ? [`${row.name}: ${row.note}`] : [])) };
+    });
+  }
   if (only.includes("huge")) {
     try {
       await section("1 GiB session (child processes)", () => benchHuge());
@@ -80,7 +87,7 @@ async function main(): Promise<void> {
       if (!values["keep-huge"]) removeHugeSession();
     }
   }
-  const profile = only.includes("profile") ? (progress("CPU profiles …"), await profileOurs(appendCount)) : [];
+  const profile = only.includes("profile") ? (progress("CPU profiles …"), [...(await profileOurs(appendCount)), ...(only.includes("archive") ? await profileArchive() : [])]) : [];
 
   const elapsed = (Date.now() - startMs) / 1000;
   const failed = rows.filter((row) => row.verdict === "FAIL").length;
