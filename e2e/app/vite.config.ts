@@ -7,6 +7,8 @@ export default defineConfig({
   cacheDir: fileURLToPath(new URL("../../node_modules/.vite-e2e", import.meta.url)),
   // Pre-bundled up front: a dependency discovered mid-test makes Vite reload the page.
   optimizeDeps: { include: ["idb", "zod", "@zip.js/zip.js"], entries: ["index.html"] },
-  server: { host: "127.0.0.1", port: 4173, strictPort: true },
+  // No watcher, no HMR socket: other engineers edit src/ while tests run, and a reload mid-test
+  // would destroy the page's state.
+  server: { host: "127.0.0.1", port: 4173, strictPort: true, hmr: false, ws: false, watch: null },
   logLevel: "warn",
 });

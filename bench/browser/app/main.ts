@@ -1,0 +1,199 @@
+/**
+ * The browser bench page: `window.bench` runs one measurement per call (driven by ../run.ts
+ * through page.evaluate) on IndexedDB, OPFS through its worker, or the naive whole-file peer.
+ */
+import { indexedDbStorage } from "../../../adapters/indexeddb/index.js";
+import { opfsStorage } from "../../../adapters/opfs/index.js";
+import type { StoragePort } from "../../../src/port.js";
+import { idbFloor, type IdbFloor } from "../floors.js";
+import { wholeFileRewriteStorage } from "../naive-port.js";
+import type { Breakdown } from "../timed-port.js";
+import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "../workload.js";
+import type { WorkerTask } from "./worker.js";
+
+export type Backend = "indexeddb" | "opfs" | "naive";
+
+type ClosablePort = StoragePort & { close(): Promise<void> };
+
+/** A port whose data lives under `name`: a database, or a directory below the OPFS root. */
+function openPort(backend: Backend, name: string): ClosablePort {
+  if (backend === "indexeddb") return indexedDbStorage({ dbName: name });
+  if (backend === "opfs") return opfsStorage({ root: name });
+  return wholeFileRewriteStorage(name);
+}
+
+/** Ready to serve: the database connection is open, the worker is up and has loaded its modules. */
+async function warmedPort(backend: Backend, name: string): Promise<ClosablePort> {
+  const port = openPort(backend, name);
+  await port.stat("warm-up");
+  return port;
+}
+
+async function removeData(backend: Backend, name: string): Promise<void> {
+  if (backend === "opfs") {
+    await (await navigator.storage.getDirectory()).removeEntry(name, { recursive: true }).catch(() => {});
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const request = indexedDB.deleteDatabase(name);
+    request.onsuccess = () => resolve();
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/** A bench worker (./worker.ts) answering one task at a time; `end` terminates it. */
+function benchWorker() {
+  const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
+  return {
+    run<R>(task: WorkerTask): Promise<R> {
+      return new Promise<R>((resolve, reject) => {
+        worker.onmessage = (event: MessageEvent<{ result?: R; error?: string }>) =>
+          event.data.error === undefined ? resolve(event.data.result as R) : reject(new Error(event.data.error));
+        worker.onerror = (event) => reject(new Error(event.message));
+        worker.postMessage(task);
+      });
+    },
+    end: () => worker.terminate(),
+  };
+}
+
+/** Runs one task in a new bench worker. */
+async function inWorker<R>(task: WorkerTask): Promise<R> {
+  const worker = benchWorker();
+  try {
+    return await worker.run<R>(task);
+  } finally {
+    worker.end();
+  }
+}
+
+/** Ports holding the large session between `prepareOpen` and `finishOpen`. */
+const openPorts = new Map<Backend, { name: string; port: ClosablePort }>();
+
+const bench = {
+  /** Removes databases and OPFS directories whose names start with `prefix` (left by an aborted run). */
+  async removeAll(prefix: string): Promise<number> {
+    let removed = 0;
+    for (const { name } of await indexedDB.databases()) {
+      if (name?.startsWith(prefix)) {
+        await removeData("indexeddb", name);
+        removed++;
+      }
+    }
+    const root = (await navigator.storage.getDirectory()) as FileSystemDirectoryHandle & { keys(): AsyncIterable<string> };
+    for await (const name of root.keys()) {
+      if (name.startsWith(prefix)) {
+        await removeData("opfs", name);
+        removed++;
+      }
+    }
+    return removed;
+  },
+
+  /** `count` appends, `flush()` every `flushEvery`, on fresh storage that is removed afterwards. */
+  async appends(backend: Backend, name: string, count: number, flushEvery: number, breakdown = false): Promise<AppendRun & { breakdown?: Breakdown }> {
+    const port = await warmedPort(backend, name);
+    try {
+      if (!breakdown) return await timeAppends(port, count, flushEvery);
+      return await instrumented(port, (timed, hooks) => timeAppends(timed, count, flushEvery, hooks));
+    } finally {
+      await port.close();
+      await removeData(backend, name);
+    }
+  },
+
+  /** Writes the large session into fresh storage and keeps the port for `open`. */
+  async prepareOpen(backend: Backend, name: string, targetBytes: number): Promise<{ bytes: number; sha256: string }> {
+    const bytes = largeSessionBytes(targetBytes);
+    const port = await warmedPort(backend, name);
+    await port.write(OPEN_SESSION_PATH, bytes);
+    openPorts.set(backend, { name, port });
+    return { bytes: bytes.length, sha256: await sha256(bytes) };
+  },
+
+  async open(backend: Backend, breakdown = false): Promise<OpenRun & { breakdown?: Breakdown }> {
+    const { port } = openPorts.get(backend)!;
+    if (!breakdown) return timeOpen(port, OPEN_SESSION_PATH);
+    return instrumented(port, (timed, hooks) => timeOpen(timed, OPEN_SESSION_PATH, hooks));
+  },
+
+  async finishOpen(backend: Backend): Promise<void> {
+    const { name, port } = openPorts.get(backend)!;
+    openPorts.delete(backend);
+    await port.close();
+    await removeData(backend, name);
+  },
+
+  /**
+   * The same appends with SessionManager inside a dedicated worker on the OPFS port directly (no
+   * rpc hop): what the rpc costs, by difference with `appends("opfs", …)`.
+   */
+  async appendsInWorker(name: string, count: number, flushEvery: number): Promise<AppendRun & { breakdown: Breakdown }> {
+    try {
+      return await inWorker({ task: "appends", name, count, flushEvery });
+    } finally {
+      await removeData("opfs", name);
+    }
+  },
+
+  async idbFloor(name: string, iterations: number, bytes: number): Promise<IdbFloor> {
+    try {
+      return await idbFloor(name, iterations, bytes);
+    } finally {
+      await removeData("indexeddb", name);
+    }
+  },
+
+  /** Per-iteration ms of `bytes` written through a bare sync access handle, without and with flush(). */
+  async syncHandleFloor(name: string, iterations: number, bytes: number): Promise<{ writeMs: number; writeFlushMs: number }> {
+    try {
+      return await inWorker({ task: "syncHandleFloor", name, iterations, bytes });
+    } finally {
+      await removeData("opfs", name);
+    }
+  },
+
+  /** Per-iteration ms of a page → worker → page message round trip carrying `bytes` (no validation, no storage). */
+  async messageFloor(iterations: number, bytes: number): Promise<number> {
+    const worker = benchWorker();
+    try {
+      const data = new Uint8Array(bytes);
+      await worker.run({ task: "echo", data }); // the worker's start-up is not part of it
+      const start = performance.now();
+      for (let i = 0; i < iterations; i++) await worker.run({ task: "echo", data });
+      return (performance.now() - start) / iterations;
+    } finally {
+      worker.end();
+    }
+  },
+
+  /**
+   * Reading the large session file from OPFS (the prepared one) in `rangeBytes` ranges without
+   * sessionkit: File.slice().arrayBuffer() in a worker, and the same with each range sent to the
+   * page (a structured-clone copy, as the rpc sends bytes). Total ms of each.
+   */
+  async opfsReadFloor(rangeBytes: number): Promise<{ inWorkerMs: number; toPageMs: number }> {
+    const root = openPorts.get("opfs")!.name;
+    const worker = benchWorker();
+    try {
+      const size = await worker.run<number>({ task: "fileSize", root, path: OPEN_SESSION_PATH });
+      const inWorkerMs = await worker.run<number>({ task: "readAll", root, path: OPEN_SESSION_PATH, rangeBytes });
+      const start = performance.now();
+      for (let offset = 0; offset < size; offset += rangeBytes) {
+        await worker.run<Uint8Array>({ task: "readRange", root, path: OPEN_SESSION_PATH, offset, length: rangeBytes });
+      }
+      return { inWorkerMs, toPageMs: performance.now() - start };
+    } finally {
+      worker.end();
+    }
+  },
+};
+
+declare global {
+  interface Window {
+    bench: typeof bench;
+  }
+}
+
+window.bench = bench;
+document.querySelector("#status")!.textContent = "ready";

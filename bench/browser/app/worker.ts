@@ -1,0 +1,88 @@
+/**
+ * The bench's own dedicated worker: the append workload on the OPFS port without the rpc hop,
+ * and floors (the cost of the bare primitives): OPFS sync access handles, OPFS file reads, and a
+ * page ↔ worker message round trip.
+ */
+import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
+import { instrumented, timeAppends } from "../workload.js";
+
+export type WorkerTask =
+  | { task: "appends"; name: string; count: number; flushEvery: number }
+  | { task: "syncHandleFloor"; name: string; iterations: number; bytes: number }
+  | { task: "echo"; data: Uint8Array }
+  | { task: "fileSize"; root: string; path: string }
+  | { task: "readAll"; root: string; path: string; rangeBytes: number }
+  | { task: "readRange"; root: string; path: string; offset: number; length: number };
+
+/** FileSystemSyncAccessHandle: worker-only, so missing from TypeScript's DOM lib. */
+interface SyncAccessHandle {
+  write(buffer: Uint8Array, options?: { at?: number }): number;
+  flush(): void;
+  close(): void;
+}
+
+/** A File snapshot of `path` below the OPFS directory `root`. */
+async function fileAt(root: string, path: string): Promise<File> {
+  let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(root);
+  const segments = path.split("/");
+  for (const segment of segments.slice(0, -1)) dir = await dir.getDirectoryHandle(segment);
+  return (await dir.getFileHandle(segments[segments.length - 1]!)).getFile();
+}
+
+async function run(task: WorkerTask): Promise<unknown> {
+  switch (task.task) {
+    case "echo":
+      return task.data;
+    case "fileSize":
+      return (await fileAt(task.root, task.path)).size;
+    case "readAll": {
+      const start = performance.now();
+      const file = await fileAt(task.root, task.path);
+      for (let offset = 0; offset < file.size; offset += task.rangeBytes) {
+        await file.slice(offset, offset + task.rangeBytes).arrayBuffer();
+      }
+      return performance.now() - start;
+    }
+    case "readRange": {
+      const file = await fileAt(task.root, task.path);
+      return new Uint8Array(await file.slice(task.offset, task.offset + task.length).arrayBuffer());
+    }
+    case "appends": {
+      const port = opfsWorkerStorage({ root: task.name });
+      try {
+        await port.stat("warm-up");
+        return await instrumented(port, (timed, hooks) => timeAppends(timed, task.count, task.flushEvery, hooks));
+      } finally {
+        await port.close();
+      }
+    }
+    case "syncHandleFloor": {
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
+      const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
+      const access = await file.createSyncAccessHandle();
+      const data = new Uint8Array(task.bytes).fill(0x61);
+      try {
+        let at = 0;
+        let start = performance.now();
+        for (let i = 0; i < task.iterations; i++, at += data.length) access.write(data, { at });
+        const writeMs = performance.now() - start;
+        start = performance.now();
+        for (let i = 0; i < task.iterations; i++, at += data.length) {
+          access.write(data, { at });
+          access.flush();
+        }
+        return { writeMs: writeMs / task.iterations, writeFlushMs: (performance.now() - start) / task.iterations };
+      } finally {
+        access.close();
+      }
+    }
+  }
+}
+
+self.onmessage = async (event: MessageEvent<WorkerTask>) => {
+  try {
+    self.postMessage({ result: await run(event.data) });
+  } catch (error) {
+    self.postMessage({ error: String(error) });
+  }
+};
