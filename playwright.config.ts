@@ -16,10 +16,19 @@ export default defineConfig({
     launchOptions: { executablePath: chromiumExecutable, args: chromiumArgs },
   },
   projects: [{ name: "chromium", use: { browserName: "chromium" } }],
-  webServer: {
-    command: "npx vite --config e2e/app/vite.config.ts",
-    url: `http://127.0.0.1:${port}/`,
-    reuseExistingServer: !process.env.CI,
-    timeout: 60_000,
-  },
+  webServer: [
+    {
+      command: "npx vite --config e2e/app/vite.config.ts",
+      url: `http://127.0.0.1:${port}/`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 60_000,
+    },
+    {
+      // The viewer is tested as it ships: built, then served by vite preview.
+      command: "npx vite build web-demo && npx vite preview web-demo --port 4174 --strictPort --host 127.0.0.1",
+      url: "http://127.0.0.1:4174/",
+      reuseExistingServer: !process.env.CI,
+      timeout: 120_000,
+    },
+  ],
 });

@@ -15,6 +15,7 @@ export { prepareValueForPersistence, truncateForPersistence, MAX_PERSIST_CHARS, 
 export { sessionDirFor, sessionFileName, SESSIONS_DIR } from "./session/paths.js";
 export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
+export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
 export {
   ArchiveError,
   isArchiveError,

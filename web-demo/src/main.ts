@@ -4,9 +4,8 @@
  * so a session being written in another tab can be viewed too.
  */
 import { requestPersistence, storageEstimate } from "../../adapters/browser-storage.js";
-import { buildSessionContext, SessionManager, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../../src/index.js";
+import { buildSessionContext, deleteSessionWithBlobs, SessionManager, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../../src/index.js";
 import { BACKENDS, loadBackendChoice, openViewerStorage, saveBackendChoice, type Backend, type ViewerStorage } from "./backend.js";
-import { deleteSessionWithBlobs } from "./delete-session.js";
 import { archiveFileName, downloadBlob, exportToBlob } from "./export-session.js";
 import { importSampleOnFirstRun } from "./first-run.js";
 import { importFiles } from "./import-files.js";

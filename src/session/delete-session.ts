@@ -1,9 +1,6 @@
 /**
  * Deleting a session together with the blobs (images) that nothing else references any more.
  *
- * A pure function of a StoragePort (no DOM), written to move into the core: deleting a session
- * with its now-unreferenced blobs is a helper every viewer needs.
- *
  * What is removed: the session file and its side files (`<file>.torn-…`, `<file>.v<N>.bak`,
  * `<file>.before-import-…`, the bytes sessionkit kept when it repaired, migrated or rewrote the
  * file), then each blob those files reference that no other file in the store references. "Other
@@ -16,18 +13,11 @@
  * blobs after the scan (an import in another tab of an image the deleted session also had) ends
  * up with a missing image; closing it would need a store-wide blob lock that writers also take.
  */
-import {
-  BLOB_REF_PREFIX,
-  CATALOG_DIR,
-  baseName,
-  collectBlobRefs,
-  joinPath,
-  parentDir,
-  parseBlobRef,
-  scanJsonl,
-  StorageError,
-  type StoragePort,
-} from "../../src/index.js";
+import { BLOB_REF_PREFIX, parseBlobRef } from "../blobs/blob-store.js";
+import { collectBlobRefs } from "../blobs/images.js";
+import { scanJsonl } from "../format/jsonl-reader.js";
+import { StorageError, baseName, joinPath, parentDir, type StoragePort } from "../port.js";
+import { CATALOG_DIR } from "./listing.js";
 
 export interface DeleteSessionOptions {
   /** Storage directory of blobs. Default "blobs". */

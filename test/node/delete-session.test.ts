@@ -3,10 +3,9 @@
  * store references it; side files go with the session; a session with a live writer stays.
  */
 import { describe, expect, it } from "vitest";
-import { memoryStorage } from "../../../adapters/memory/index.js";
-import { bytesToBase64, isStorageError, SessionManager, sha256Hex, type StoragePort } from "../../../src/index.js";
-import { deleteSessionWithBlobs } from "../../../web-demo/src/delete-session.js";
-import { assistantMsg, userMsg } from "../../shared/messages.js";
+import { memoryStorage } from "../../adapters/memory/index.js";
+import { bytesToBase64, deleteSessionWithBlobs, isStorageError, SessionManager, sha256Hex, type StoragePort } from "../../src/index.js";
+import { assistantMsg, userMsg } from "../shared/messages.js";
 
 /** Distinct image bytes, large enough (≥ 1024 base64 chars) to be stored as a blob. */
 function imageBytes(seed: number): Uint8Array {
