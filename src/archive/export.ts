@@ -7,6 +7,7 @@
 import { Uint8ArrayReader, ZipWriter } from "@zip.js/zip.js";
 import { BlobStore, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
 import { collectBlobRefs } from "../blobs/images.js";
+import type { SessionEntry, SessionHeader } from "../format/types.js";
 import type { StoragePort } from "../port.js";
 import { ArchiveError } from "./errors.js";
 import {
@@ -19,7 +20,7 @@ import {
   type ArchiveManifest,
   type ManifestSession,
 } from "./manifest.js";
-import { encodeSession, extractBranch, isCanonical, parseSessionBytes } from "./session-bytes.js";
+import { encodeSession, extractBranch, isCanonicalScan, parseSessionBytes, scanSessionBytes } from "./session-bytes.js";
 import type { ArchiveProgress } from "./verify.js";
 
 /** A session to export: its storage path, and optionally one branch of it (root → `leafId`). */
@@ -73,6 +74,9 @@ export async function exportArchive(
   let missingBlobs: string[];
   const warnings: string[] = [];
   const firstReads: { sourceSize: number; verbatim: boolean }[] = [];
+  // A single session is read once: its bytes stay from the first pass to the second. (With more,
+  // memory holds one session at a time, and each is read again.)
+  let onlyMember: Uint8Array | null = null;
   try {
     const ids = new Set<string>();
     const manifestSessions: ManifestSession[] = [];
@@ -83,6 +87,7 @@ export async function exportArchive(
       ids.add(member.manifest.id);
       manifestSessions.push(member.manifest);
       firstReads.push({ sourceSize: member.sourceSize, verbatim: member.verbatim });
+      if (specs.length === 1) onlyMember = member.bytes;
       warnings.push(...member.warnings);
       for (const hash of member.blobHashes) hashes.add(hash);
       options.onProgress?.({ phase: "prepare", member: spec.path, done: ids.size, total: specs.length });
@@ -130,10 +135,14 @@ export async function exportArchive(
     await writer.add(MANIFEST_NAME, new Uint8ArrayReader(new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n")));
     for (const [i, entry] of manifest.sessions.entries()) {
       const spec = specs[i]!;
-      const { sourceSize, verbatim } = firstReads[i]!;
-      const bytes = verbatim ? await storage.read(spec.path, { offset: 0, length: sourceSize }) : (await readMember(storage, spec.path, spec.leafId, sourceSize)).bytes;
-      if (!bytes || (await sha256Hex(bytes)) !== entry.sha256) {
-        throw new ArchiveError("changed-during-export", "the session was rewritten while it was exported", { member: spec.path });
+      let bytes = onlyMember;
+      onlyMember = null;
+      if (!bytes) {
+        const { sourceSize, verbatim } = firstReads[i]!;
+        bytes = verbatim ? await storage.read(spec.path, { offset: 0, length: sourceSize }) : (await readMember(storage, spec.path, spec.leafId, sourceSize)).bytes;
+        if (!bytes || (await sha256Hex(bytes)) !== entry.sha256) {
+          throw new ArchiveError("changed-during-export", "the session was rewritten while it was exported", { member: spec.path });
+        }
       }
       await writer.add(entry.path, new Uint8ArrayReader(bytes));
       options.onProgress?.({ phase: "export", member: entry.path, done: ++done, total });
@@ -174,46 +183,63 @@ export async function exportArchive(
 
 /**
  * The member for a stored session: its bytes as stored when they are canonical v3, else the
- * session normalized to v3; one branch of it when `leafId` is given.
+ * session normalized to v3; one branch of it when `leafId` is given. A canonical file is scanned
+ * line by line, keeping only ids and blob refs; only a file that must be rewritten is parsed whole.
  */
 async function readMember(storage: StoragePort, path: string, leafId: string | undefined, sourceSize?: number): Promise<Member> {
   const raw = await storage.read(path, sourceSize === undefined ? undefined : { offset: 0, length: sourceSize });
   if (!raw) throw new ArchiveError("not-found", "no such session file", { member: path });
-  const parsed = await parseSessionBytes(raw, path);
-  const warnings: string[] = [];
-  let session = { header: parsed.header, entries: parsed.entries };
-  let bytes: Uint8Array;
-  const verbatim = leafId === undefined && isCanonical(parsed);
-  if (leafId !== undefined) {
-    session = await extractBranch(parsed, leafId, path);
-    bytes = encodeSession(session.header, session.entries);
-  } else if (verbatim) {
-    bytes = raw;
-  } else {
-    bytes = encodeSession(parsed.header, parsed.entries);
-    if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);
-    for (const problem of parsed.problems) warnings.push(`${path}: ${problem.message}`);
+  if (leafId === undefined) {
+    const scan = await scanSessionBytes(raw, path);
+    if (isCanonicalScan(scan)) return member(path, raw, raw.length, true, scan.header, scan.entryIds.length, scan.blobHashes, []);
   }
-  const { header, entries } = session;
+  const parsed = await parseSessionBytes(raw, path);
+  if (leafId !== undefined) {
+    const branch = await extractBranch(parsed, leafId, path);
+    const bytes = encodeSession(branch.header, branch.entries);
+    return member(path, bytes, raw.length, false, branch.header, branch.entries.length, blobHashesOf(branch.entries), [], leafId);
+  }
+  const warnings: string[] = [];
+  if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);
+  for (const problem of parsed.problems) warnings.push(`${path}: ${problem.message}`);
+  const bytes = encodeSession(parsed.header, parsed.entries);
+  return member(path, bytes, raw.length, false, parsed.header, parsed.entries.length, blobHashesOf(parsed.entries), warnings);
+}
+
+async function member(
+  path: string,
+  bytes: Uint8Array,
+  sourceSize: number,
+  verbatim: boolean,
+  header: SessionHeader,
+  entries: number,
+  blobHashes: string[],
+  warnings: string[],
+  leafId?: string,
+): Promise<Member> {
   if (!SESSION_ID_PATTERN.test(header.id)) throw new ArchiveError("unsafe-name", `session id ${JSON.stringify(header.id)} cannot name an archive member`, { member: path });
   if (typeof header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member: path });
-  const refs = new Set<string>();
-  for (const entry of entries) collectBlobRefs(entry, refs);
   return {
     bytes,
-    sourceSize: raw.length,
+    sourceSize,
     verbatim,
     manifest: {
       id: header.id,
       path: sessionMemberName(header.id),
       originalPath: path,
       cwd: header.cwd ?? "",
-      entries: entries.length,
+      entries,
       bytes: bytes.length,
       sha256: await sha256Hex(bytes),
       ...(leafId === undefined ? {} : { leafId }),
     },
-    blobHashes: [...refs].map((ref) => parseBlobRef(ref)).filter((hash): hash is string => hash !== null),
+    blobHashes,
     warnings,
   };
+}
+
+function blobHashesOf(entries: readonly SessionEntry[]): string[] {
+  const refs = new Set<string>();
+  for (const entry of entries) collectBlobRefs(entry, refs);
+  return [...refs].map((ref) => parseBlobRef(ref)).filter((hash): hash is string => hash !== null);
 }

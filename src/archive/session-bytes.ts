@@ -2,11 +2,15 @@
  * Session files as bytes: parsed through the core reader, v1 ids made deterministic, branches cut,
  * and the v3 bytes that go into an archive or a store.
  */
-import { sha256Hex } from "../blobs/blob-store.js";
+import { BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
+import { collectBlobRefs } from "../blobs/images.js";
 import { isSessionError } from "../errors.js";
-import type { JsonlTail, LineProblem } from "../format/jsonl-reader.js";
+import { scanJsonl, type JsonlTail, type LineProblem } from "../format/jsonl-reader.js";
+import { headerVersion } from "../format/migrate.js";
+import { sessionHeaderSchema } from "../format/schema.js";
 import { encodeJsonl, readSessionFile } from "../format/session-file.js";
-import type { LabelEntry, SessionEntry, SessionHeader } from "../format/types.js";
+import { CURRENT_SESSION_VERSION, type LabelEntry, type SessionEntry, type SessionHeader } from "../format/types.js";
+import type { StoragePort } from "../port.js";
 import { indexById, pathToRoot } from "../session/context.js";
 import { bytesPort } from "./bytes-port.js";
 import { ArchiveError } from "./errors.js";
@@ -44,15 +48,113 @@ export function isCanonical(parsed: ParsedSession): boolean {
   return parsed.migratedFrom === null && parsed.problems.length === 0 && parsed.tail.kind === "clean";
 }
 
+/** What the archive code needs of a session without its entries: ids, blob refs, health. */
+export interface SessionScan {
+  header: SessionHeader;
+  /** The version the header declares (1 when it declares none). */
+  version: number;
+  /**
+   * Entry ids as written, in file order (a second header line is not an entry, as the core reader
+   * has it). Those of an older version are not the ids its migration gives.
+   */
+  entryIds: string[];
+  /** Hashes of the blobs the entries reference (found as the core reader finds them). */
+  blobHashes: string[];
+  problems: LineProblem[];
+  tail: JsonlTail;
+}
+
+/**
+ * Lines are decoded and parsed about this much at a time. Small: V8 grows its young generation
+ * when much survives a scavenge, and a chunk's decoded text survives while its lines are parsed
+ * (1 MiB chunks grow the heap by ~50 MB over a 50 MB session, 64 KiB ones by ~10 MB).
+ */
+const SCAN_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads session bytes line by line like `parseSessionBytes`, with the same errors, but keeps no
+ * entry: memory is the bytes given plus one chunk, whatever the number of entries. With
+ * `available`, the bytes are still being filled: a chunk is read once `available` resolves for
+ * its end, so a member is checked while it inflates.
+ */
+export async function scanSessionBytes(bytes: Uint8Array, source: string, available: (end: number) => Promise<void> = async () => {}): Promise<SessionScan> {
+  let header: SessionHeader | null = null;
+  const entryIds: string[] = [];
+  const refs = new Set<string>();
+  const port: StoragePort = {
+    ...bytesPort(),
+    read: async (_path, range) => {
+      const start = Math.min(range?.offset ?? 0, bytes.length);
+      let end = Math.min(bytes.length, start + (range?.length ?? bytes.length));
+      await available(end);
+      // The chunk runs on to the end of the line it stops in (scanJsonl takes a shorter one for
+      // the end of the file): no long line is carried over several chunks, re-copied each time.
+      let searched = Math.max(start, end - 1);
+      for (;;) {
+        const newline = bytes.subarray(searched, end).indexOf(0x0a);
+        if (newline >= 0) return bytes.subarray(start, searched + newline + 1);
+        if (end === bytes.length) return bytes.subarray(start, end);
+        searched = end;
+        end = Math.min(bytes.length, end + SCAN_CHUNK_BYTES);
+        await available(end);
+      }
+    },
+  };
+  const scan = await scanJsonl(
+    port,
+    MEMBER_PATH,
+    (record, _line, text) => {
+      if (header === null) {
+        header = checkedHeader(record, source);
+        return;
+      }
+      if (record.type === "session") return;
+      entryIds.push(record.id as string);
+      if (text.includes(BLOB_REF_PREFIX)) collectBlobRefs(record, refs);
+    },
+    { chunkSize: SCAN_CHUNK_BYTES },
+  );
+  const { problems, tail } = scan!;
+  if (header === null) {
+    if (problems.length === 0 && tail.kind !== "torn") throw new ArchiveError("bad-session", "empty file, not a session", { member: source });
+    throw new ArchiveError("bad-session", `not a session file: ${problems[0]?.message ?? "no JSON record"}`, { member: source });
+  }
+  const blobHashes: string[] = [];
+  for (const ref of refs) {
+    const hash = parseBlobRef(ref);
+    if (hash) blobHashes.push(hash);
+  }
+  return { header, version: headerVersion(header), entryIds, blobHashes, problems, tail };
+}
+
+/** The first record as a header, with the message `readSessionFile` gives when it is not one. */
+function checkedHeader(record: Record<string, unknown>, source: string): SessionHeader {
+  if (sessionHeaderSchema.safeParse(record).success) return record as SessionHeader;
+  const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
+  throw new ArchiveError("bad-session", `not a session file: ${what} (expected {"type":"session","id":…})`, { member: source });
+}
+
+/** A scanned session whose bytes are already canonical v3 (see `isCanonical`). */
+export function isCanonicalScan(scan: SessionScan): boolean {
+  return scan.version >= CURRENT_SESSION_VERSION && scan.problems.length === 0 && scan.tail.kind === "clean";
+}
+
 export function encodeSession(header: SessionHeader, entries: readonly SessionEntry[]): Uint8Array {
   return encodeJsonl([header, ...entries]);
 }
 
 /** Lines of a JSONL file, counted from bytes (a last line without "\n" counts). */
 export function countLines(bytes: Uint8Array): number {
-  let lines = 0;
-  for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) lines++;
+  const lines = countNewlines(bytes, 0, bytes.length);
   return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? lines + 1 : lines;
+}
+
+/** "\n" bytes in `bytes[start, end)`. */
+export function countNewlines(bytes: Uint8Array, start: number, end: number): number {
+  const range = bytes.subarray(start, end);
+  let count = 0;
+  for (let i = range.indexOf(0x0a); i >= 0; i = range.indexOf(0x0a, i + 1)) count++;
+  return count;
 }
 
 /**

@@ -2,14 +2,15 @@
  * Validation of a whole archive before anything is written: the zip structure (zip-read.ts), the
  * manifest against the members, every blob re-hashed, every session parsed.
  */
-import { parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
-import { collectBlobRefs } from "../blobs/images.js";
+import { sha256Hex } from "../blobs/blob-store.js";
 import { CURRENT_SESSION_VERSION, type SessionHeader } from "../format/types.js";
+import { forEachInOrder } from "./concurrency.js";
+import { Sha256 } from "./sha256.js";
 import { ArchiveError } from "./errors.js";
 import { resolveLimits, type ArchiveLimits } from "./limits.js";
 import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type ArchiveManifest, type ManifestSession } from "./manifest.js";
-import { countLines, parseSessionBytes, type ParsedSession } from "./session-bytes.js";
-import { openZip, type ArchiveSource, type OpenedZip } from "./zip-read.js";
+import { countLines, countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
+import { openZip, type ArchiveSource, type OpenedZip, type ZipMember } from "./zip-read.js";
 
 export interface ArchiveProgress {
   /** Export: "prepare" (first read of each session), then "export"; import: "verify", then "write". */
@@ -62,8 +63,18 @@ export interface VerifySummary {
 /** A manifest lists ~300 bytes per session: this is room for far more sessions than maxEntries. */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 
-/** Verified members are kept in memory up to this much, so a commit does not inflate them again. */
+/**
+ * Deflated members (sessions) are kept in memory after their check up to this much, so a commit
+ * does not inflate them again. Stored members (blobs) are not kept: reading one again is one
+ * range of the source, cheaper than holding 40 MB of images through the import.
+ */
 const CACHE_BUDGET_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Blobs checked at once: a few, so one's reads and hashing overlap another's; errors and progress
+ * stay in manifest order.
+ */
+const VERIFY_CONCURRENCY = 4;
 
 /** Checks everything; throws the first ArchiveError. The caller closes the result. */
 export async function openVerifiedArchive(source: ArchiveSource, options: ReadArchiveOptions = {}): Promise<VerifiedArchive> {
@@ -86,42 +97,30 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
   const manifest = parseManifest(await zip.read(manifestMember));
   const expected = checkManifestAgainstMembers(manifest, zip);
 
+  const cached = cachePlan(manifest, zip);
   const cache = new Map<string, Uint8Array>();
-  let cached = 0;
-  const keep = (name: string, bytes: Uint8Array) => {
-    if (cached + bytes.length > CACHE_BUDGET_BYTES) return;
-    cache.set(name, bytes);
-    cached += bytes.length;
-  };
   const total = manifest.blobs.length + manifest.sessions.length;
   let done = 0;
   const progress = (member: string) => options.onProgress?.({ phase: "verify", member, done: ++done, total });
 
-  for (const blob of manifest.blobs) {
-    const name = blobMemberName(blob.hash);
-    const bytes = await zip.read(zip.byName.get(name)!);
-    const actual = await sha256Hex(bytes);
-    if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the bytes hash to ${actual}, not to the blob's name`, { member: name });
-    keep(name, bytes);
-    progress(name);
-  }
+  await forEachInOrder(
+    manifest.blobs,
+    VERIFY_CONCURRENCY,
+    async (blob) => {
+      const name = blobMemberName(blob.hash);
+      const bytes = await zip.read(zip.byName.get(name)!);
+      const actual = await sha256Hex(bytes);
+      if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the bytes hash to ${actual}, not to the blob's name`, { member: name });
+      return name;
+    },
+    progress,
+  );
 
   const sessions: VerifiedSession[] = [];
   for (const entry of manifest.sessions) {
-    const bytes = await zip.read(zip.byName.get(entry.path)!);
-    const actual = await sha256Hex(bytes);
-    if (actual !== entry.sha256) throw new ArchiveError("manifest-mismatch", `sha256 is ${actual}, the manifest says ${entry.sha256}`, { member: entry.path });
-    const parsed = await parseArchivedSession(bytes, entry, limits);
-    const refs = new Set<string>();
-    for (const e of parsed.entries) collectBlobRefs(e, refs);
-    sessions.push({
-      member: entry.path,
-      manifest: entry,
-      header: parsed.header,
-      entryIds: parsed.entries.map((e) => e.id),
-      blobRefs: [...refs].map((ref) => parseBlobRef(ref)).filter((hash): hash is string => hash !== null),
-    });
-    keep(entry.path, bytes);
+    const scan = await verifySession(zip, entry, limits);
+    sessions.push({ member: entry.path, manifest: entry, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes });
+    if (cached.has(entry.path)) cache.set(entry.path, scan.bytes);
     progress(entry.path);
   }
 
@@ -132,8 +131,8 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     async readVerified(name) {
       const hit = cache.get(name);
       if (hit) return hit;
-      const bytes = await zip.read(zip.byName.get(name)!);
-      if ((await sha256Hex(bytes)) !== expected.get(name)) throw new ArchiveError("manifest-mismatch", "the member changed after it was verified", { member: name });
+      const { bytes, sha256 } = await readHashed(zip, zip.byName.get(name)!);
+      if (sha256 !== expected.get(name)) throw new ArchiveError("manifest-mismatch", "the member changed after it was verified", { member: name });
       return bytes;
     },
     close: () => zip.close(),
@@ -167,28 +166,82 @@ function checkManifestAgainstMembers(manifest: ArchiveManifest, zip: OpenedZip):
   return expected;
 }
 
-async function parseArchivedSession(bytes: Uint8Array, entry: ManifestSession, limits: ArchiveLimits): Promise<ParsedSession> {
+/** The deflated members kept after their check, chosen from the manifest before anything is read. */
+function cachePlan(manifest: ArchiveManifest, zip: OpenedZip): Set<string> {
+  const plan = new Set<string>();
+  let planned = 0;
+  for (const session of manifest.sessions) {
+    if (zip.byName.get(session.path)!.entry.compressionMethod === 0 || planned + session.bytes > CACHE_BUDGET_BYTES) continue;
+    plan.add(session.path);
+    planned += session.bytes;
+  }
+  return plan;
+}
+
+/**
+ * A verified member's bytes read again, and their sha256. A deflated member is inflated (every
+ * check again) and hashed as it inflates (sha256.ts: no second copy of it in memory); a stored
+ * one is its range of the source again, hashed by crypto.subtle.
+ */
+async function readHashed(zip: OpenedZip, member: ZipMember): Promise<{ bytes: Uint8Array; sha256: string }> {
+  if (member.entry.compressionMethod === 0) {
+    const bytes = await zip.readStoredAgain(member);
+    return { bytes, sha256: await sha256Hex(bytes) };
+  }
+  const hash = new Sha256();
+  const bytes = await zip.inflate(member, (chunk) => hash.update(chunk)).done;
+  return { bytes, sha256: hash.hex() };
+}
+
+/**
+ * A session member inflated, hashed and its lines checked one at a time while it inflates; only
+ * ids, header and blob refs are kept. Failures are reported in the order of the rules: the zip
+ * (size, CRC-32), the manifest's sha256, maxSessionLines, then the lines.
+ */
+async function verifySession(zip: OpenedZip, entry: ManifestSession, limits: ArchiveLimits): Promise<SessionScan & { bytes: Uint8Array }> {
   const member = entry.path;
+  // Hashed as it inflates: crypto.subtle would copy the whole member while the scan runs.
+  const hash = new Sha256();
+  const inflating = zip.inflate(zip.byName.get(member)!, (chunk) => hash.update(chunk));
+  let counted = 0;
+  let newlines = 0;
+  const available = async (end: number) => {
+    await inflating.available(end);
+    const upTo = Math.min(end, inflating.bytes.length);
+    if (upTo <= counted) return;
+    newlines += countNewlines(inflating.bytes, counted, upTo);
+    counted = upTo;
+    // Stops a scan that is past the limit already; the error is reported below, in its turn.
+    if (newlines > limits.maxSessionLines) throw new ArchiveError("too-many-lines", "over limit maxSessionLines", { member });
+  };
+  const scanned = scanSessionBytes(inflating.bytes, member, available).then(
+    (scan) => ({ scan }),
+    (error: unknown) => ({ error }),
+  );
+  const bytes = await inflating.done;
+  const actual = hash.hex();
+  if (actual !== entry.sha256) throw new ArchiveError("manifest-mismatch", `sha256 is ${actual}, the manifest says ${entry.sha256}`, { member });
   const lines = countLines(bytes);
   if (lines > limits.maxSessionLines) throw new ArchiveError("too-many-lines", `${lines} lines, over limit maxSessionLines ${limits.maxSessionLines}`, { member });
-  const parsed = await parseSessionBytes(bytes, member);
-  const problem = parsed.problems[0];
+  const result = await scanned;
+  if ("error" in result) throw result.error;
+  const { scan } = result;
+  const problem = scan.problems[0];
   if (problem) throw new ArchiveError("bad-session", `${problem.message}`, { member });
-  if (parsed.tail.kind !== "clean") throw new ArchiveError("bad-session", "the last line has no newline", { member });
-  // The reader migrates older versions in memory: `migratedFrom` tells what the member holds.
-  const version = parsed.migratedFrom ?? parsed.header.version;
-  if (version !== CURRENT_SESSION_VERSION) {
-    throw new ArchiveError("bad-session", `session format version ${String(version)}; archives hold version ${CURRENT_SESSION_VERSION}`, { member });
+  if (scan.tail.kind !== "clean") throw new ArchiveError("bad-session", "the last line has no newline", { member });
+  if (scan.version !== CURRENT_SESSION_VERSION) {
+    throw new ArchiveError("bad-session", `session format version ${String(scan.version)}; archives hold version ${CURRENT_SESSION_VERSION}`, { member });
   }
-  if (parsed.header.id !== entry.id) throw new ArchiveError("bad-session", `the header's session id is ${JSON.stringify(parsed.header.id)}, the member is named for ${entry.id}`, { member });
-  if (typeof parsed.header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member });
-  if (parsed.entries.length !== entry.entries) {
-    throw new ArchiveError("manifest-mismatch", `the manifest says ${entry.entries} entries, the session has ${parsed.entries.length}`, { member });
+  const { header } = scan;
+  if (header.id !== entry.id) throw new ArchiveError("bad-session", `the header's session id is ${JSON.stringify(header.id)}, the member is named for ${entry.id}`, { member });
+  if (typeof header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member });
+  if (scan.entryIds.length !== entry.entries) {
+    throw new ArchiveError("manifest-mismatch", `the manifest says ${entry.entries} entries, the session has ${scan.entryIds.length}`, { member });
   }
-  if ((parsed.header.cwd ?? "") !== entry.cwd) {
-    throw new ArchiveError("manifest-mismatch", `the manifest says cwd ${JSON.stringify(entry.cwd)}, the header ${JSON.stringify(parsed.header.cwd ?? "")}`, { member });
+  if ((header.cwd ?? "") !== entry.cwd) {
+    throw new ArchiveError("manifest-mismatch", `the manifest says cwd ${JSON.stringify(entry.cwd)}, the header ${JSON.stringify(header.cwd ?? "")}`, { member });
   }
-  return parsed;
+  return { ...scan, bytes };
 }
 
 /** Verifies an archive without a store: the checks of an import, nothing written. */
