@@ -75,6 +75,8 @@ type Op = () => Promise<void>;
 interface AppendBatch {
   path: string;
   entries: SessionEntry[];
+  /** A flush() is waiting on this batch: sync the file together with the append. */
+  syncAfter: boolean;
 }
 
 const nowIso = () => new Date().toISOString();
@@ -556,7 +558,7 @@ export class SessionManager {
       open.entries.push(entry);
       return;
     }
-    const batch: AppendBatch = { path, entries: [entry] };
+    const batch: AppendBatch = { path, entries: [entry], syncAfter: false };
     this.#enqueue(async () => {
       if (this.#openBatch === batch) this.#openBatch = null;
       await this.#writeBatch(batch);
@@ -582,8 +584,16 @@ export class SessionManager {
       this.#tailToRepair = null;
     }
     const bytes = await this.#encode(batch.entries, prefix);
-    await this.#storage.append(batch.path, bytes);
-    this.#unsynced.add(batch.path);
+    const appended = this.#storage.append(batch.path, bytes);
+    if (batch.syncAfter && this.#storage.sync) {
+      // Issued together (ports order operations on one path as called): a port can commit both
+      // in one transaction or one round trip instead of two.
+      await Promise.all([appended, this.#storage.sync(batch.path)]);
+      this.#unsynced.delete(batch.path);
+    } else {
+      await appended;
+      this.#unsynced.add(batch.path);
+    }
   }
 
   /**
@@ -678,6 +688,7 @@ export class SessionManager {
 
   /** Resolves when every write so far is durable (synced); rejects with the latched error. */
   async flush(): Promise<void> {
+    if (this.#openBatch) this.#openBatch.syncAfter = true;
     this.#openBatch = null;
     await this.#settle();
     if (this.#unsynced.size === 0 || !this.#storage.sync) return;
