@@ -1,5 +1,5 @@
 import { defineConfig } from "@playwright/test";
-import { chromiumArgs, chromiumExecutable } from "./e2e/chromium.js";
+import { chromiumArgs, chromiumExecutable } from "./chromium.config.js";
 
 const port = 4173;
 

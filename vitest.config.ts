@@ -1,17 +1,6 @@
 import { playwright } from "@vitest/browser-playwright";
 import { defineConfig } from "vitest/config";
-
-// Debian's Chromium: test tools may not download their own browser on these machines.
-const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const chromiumArgs = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
+import { chromiumArgs, chromiumExecutable } from "./chromium.config.js";
 
 export default defineConfig({
   test: {
@@ -37,7 +26,7 @@ export default defineConfig({
             headless: true,
             screenshotFailures: false,
             instances: [{ browser: "chromium" }],
-            provider: playwright({ launchOptions: { executablePath: chromium, args: chromiumArgs } }),
+            provider: playwright({ launchOptions: { executablePath: chromiumExecutable, args: chromiumArgs } }),
           },
         },
       },

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, expect, type BrowserContext, type Page } from "@playwright/test";
 import type { Backend } from "./app/main.js";
-import { chromiumArgs, chromiumExecutable } from "./chromium.js";
+import { chromiumArgs, chromiumExecutable } from "../chromium.config.js";
 
 export type { Backend };
 export const backends: readonly Backend[] = ["indexeddb", "opfs"];

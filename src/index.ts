@@ -16,35 +16,4 @@ export { sessionDirFor, sessionFileName, SESSIONS_DIR } from "./session/paths.js
 export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
 export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
-export {
-  ArchiveError,
-  isArchiveError,
-  type ArchiveErrorCode,
-  DEFAULT_LIMITS,
-  type ArchiveLimits,
-  ARCHIVE_FORMAT,
-  ARCHIVE_VERSION,
-  MANIFEST_NAME,
-  manifestSchema,
-  parseManifest,
-  type ArchiveManifest,
-  type ManifestSession,
-  type ArchiveSource,
-  verifyArchive,
-  type ArchiveProgress,
-  type ReadArchiveOptions,
-  type VerifySummary,
-  exportArchive,
-  type ExportOptions,
-  type ExportSessionSpec,
-  type ExportSummary,
-  importArchive,
-  importSessionFiles,
-  type ConflictPolicy,
-  type ImportAction,
-  type ImportedSession,
-  type ImportOptions,
-  type ImportSummary,
-  type SessionFileInput,
-  findSessionPaths,
-} from "./archive/index.js";
+export * from "./archive/index.js";

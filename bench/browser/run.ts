@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type CDPSession, type Page } from "playwright";
 import { createServer } from "vite";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { chromiumArgs, chromiumExecutable } from "../../e2e/chromium.js";
+import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import type { Backend } from "./app/main.js";
 import { selfTimes, type CpuProfile } from "./cpu-profile.js";
 import type { Breakdown } from "./timed-port.js";

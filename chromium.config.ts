@@ -1,5 +1,5 @@
 /**
- * The Chromium every e2e test and the browser bench launch: Debian's (test tools may not
+ * The Chromium that vitest's browser project, the e2e tests and the browser bench launch: Debian's (test tools may not
  * download their own browser on these machines), flags as in shared/BROWSER-TESTING.md.
  */
 export const chromiumExecutable = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
