@@ -10,10 +10,11 @@
  *   (O(log n) in the B-tree) and a range read fetches exactly the chunks it overlaps (O(range)),
  *   with no per-chunk index to maintain.
  *
- * Chunks are at most CHUNK_BYTES (1 MiB). A small append tops up the file's last chunk while that
- * stays within TOP_UP_BYTES (64 KiB): a bounded read-modify-write of one record, never of the
- * file, which keeps a session written line by line at ~16 records per MiB instead of one per
- * line (whole-file reads cost per record). Larger appends add records of their own.
+ * Chunks are at most CHUNK_BYTES (1 MiB). A small append adds a record of its own (no read, no
+ * rewrite); once the file's trailing small records (from `tailOffset` on) would pass
+ * TAIL_MERGE_BYTES (64 KiB), they are merged into one record in the same transaction. So each
+ * byte is rewritten about once, and a session written line by line keeps ~16 records per MiB
+ * (whole-file reads cost per record). Appends of TAIL_MERGE_BYTES or more add records of their own.
  *
  * Every mutation (append, write, truncate, remove) joins a batch; a batch is committed in one
  * readwrite transaction once its turn comes (at the latest one microtask later), so appends
@@ -23,10 +24,18 @@
  * `tx.done`. A quota failure aborts the whole batch: nothing of it lands and every caller in it
  * gets StorageError "quota".
  *
+ * Metadata: the port remembers the FileMeta it last wrote per file, so an append does not wait
+ * for a read. The transaction still gets the stored record, in parallel with the writes built on
+ * the remembered one, and compares: if another tab or port changed the file in between, the
+ * transaction is aborted and redone from what is stored, before any later operation of this port
+ * starts (the batch keeps its place in the order until the check is done).
+ *
  * Durability: transactions are "relaxed" by default (the browser acknowledges once the OS has
- * the bytes); `sync(path)` commits a "strict" transaction that re-puts the file's metadata.
- * IndexedDB commits in order and a strict commit flushes everything before it, so once `sync`
- * resolves every earlier write of this connection is on disk.
+ * the bytes). `sync(path)` issued while a batch is open (as `flush()` issues it, right after its
+ * append) joins it and makes that batch's transaction "strict": the bytes and the barrier commit
+ * together. Otherwise `sync` commits a "strict" transaction of its own that re-puts the file's
+ * metadata. IndexedDB commits in order and a strict commit flushes everything before it, so once
+ * `sync` resolves every earlier write of this connection is on disk.
  */
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction } from "idb";
 import {
@@ -70,8 +79,14 @@ export interface FileMeta {
   size: number;
   /** Number of records in `chunks` for this file. */
   chunkCount: number;
-  /** Starting offset of the last chunk (0 when there is none): where small appends top up. */
+  /** Starting offset of the last chunk (0 when there is none). */
   lastChunkOffset: number;
+  /**
+   * Where the trailing small records that appends added one each begin (`size` when there are
+   * none); they are merged into one record once they reach TAIL_MERGE_BYTES. Absent in records
+   * written before this field existed: read as `size`.
+   */
+  tailOffset?: number;
   mtimeMs: number;
 }
 
@@ -85,35 +100,47 @@ interface StorageSchema extends DBSchema {
 type Database = IDBPDatabase<StorageSchema>;
 type Transaction<Mode extends IDBTransactionMode = IDBTransactionMode> = IDBPTransaction<StorageSchema, ["files", "chunks"], Mode>;
 type WriteTransaction = Transaction<"readwrite">;
+type Durability = "relaxed" | "strict";
 
 const DEFAULT_DB_NAME = "sessionkit";
 
 /** Largest chunk record: writes and large appends are cut into records of this size. */
 export const CHUNK_BYTES = 1 << 20;
 
-/** An append tops up the last chunk instead of adding a record while that chunk stays this small. */
-export const TOP_UP_BYTES = 64 << 10;
+/** A file's trailing small records are merged into one once they would hold more than this. */
+export const TAIL_MERGE_BYTES = 64 << 10;
+
+/** Files whose metadata the port remembers (the most recently written). */
+const REMEMBERED_FILES = 64;
 
 export function indexedDbStorage(options?: IndexedDbStorageOptions): IndexedDbStorage {
   return new IndexedDbPort(options?.indexedDB, options?.dbName ?? DEFAULT_DB_NAME, options?.durability ?? "relaxed");
 }
 
-type Mutation =
+/** What a batch does: the mutations, and `sync` when it joins a batch. */
+type BatchOperation =
   | { kind: "append"; path: string; data: Uint8Array }
   | { kind: "write"; path: string; data: Uint8Array }
   | { kind: "truncate"; path: string; size: number }
-  | { kind: "remove"; path: string };
+  | { kind: "remove"; path: string }
+  | { kind: "sync"; path: string };
 
-interface QueuedMutation {
-  mutation: Mutation;
+interface QueuedOperation {
+  operation: BatchOperation;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
-/** One step of a batch: a mutation, or several appends to one file merged into one. */
+interface Batch {
+  callers: QueuedOperation[];
+  /** "strict" once a sync joined. */
+  durability: Durability;
+}
+
+/** One step of a batch: an operation, or several appends to one file merged into one. */
 interface BatchStep {
-  mutation: Mutation;
-  callers: QueuedMutation[];
+  operation: BatchOperation;
+  callers: QueuedOperation[];
 }
 
 /** A place in the order of transaction creation. */
@@ -124,25 +151,37 @@ interface Turn {
   pass: () => void;
 }
 
+/**
+ * The stored metadata differed from the remembered metadata a transaction built on: another tab
+ * or port wrote the file. The attempt is aborted and redone from reads.
+ */
+class StaleMeta extends Error {}
+
 class IndexedDbPort implements IndexedDbStorage {
   readonly kind = "indexeddb";
   private opening: Promise<Database> | undefined;
   /** The open connection; unset when another tab's upgrade or the browser closed it. */
   private live: Database | undefined;
   private lastTurn: Promise<void> = Promise.resolve();
-  /** The batch still accepting mutations, if any. */
-  private batch: QueuedMutation[] | undefined;
+  /** The batch still accepting operations, if any. */
+  private batch: Batch | undefined;
+  /**
+   * Per file, the metadata it will have once every transaction this port created has committed,
+   * least recently written first. Only a guess to build on: each transaction checks it against
+   * the stored record.
+   */
+  private readonly remembered = new Map<string, FileMeta>();
 
   constructor(
     private readonly factory: IDBFactory | undefined,
     private readonly dbName: string,
-    private readonly durability: "relaxed" | "strict",
+    private readonly durability: Durability,
   ) {}
 
   async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
     checkStoragePath(path);
     checkByteRange(path, range);
-    return this.run(this.takeTurn(), "readonly", this.durability, `read ${path}`, path, async (tx) => {
+    return this.run(this.takeTurn(), "readonly", () => this.durability, `read ${path}`, path, async (tx) => {
       const meta = await tx.objectStore("files").get(path);
       if (!meta) return null;
       const [start, end] = clampByteRange(range, meta.size);
@@ -152,13 +191,13 @@ class IndexedDbPort implements IndexedDbStorage {
 
   async stat(path: string): Promise<FileStat | null> {
     checkStoragePath(path);
-    const meta = await this.run(this.takeTurn(), "readonly", this.durability, `stat ${path}`, path, (tx) => tx.objectStore("files").get(path));
+    const meta = await this.run(this.takeTurn(), "readonly", () => this.durability, `stat ${path}`, path, (tx) => tx.objectStore("files").get(path));
     return meta ? { size: meta.size, mtimeMs: meta.mtimeMs } : null;
   }
 
   async list(dir: string): Promise<DirEntry[]> {
     checkStoragePath(dir, { allowRoot: true });
-    const metas = await this.run(this.takeTurn(), "readonly", this.durability, `list ${dir}`, dir, (tx) =>
+    const metas = await this.run(this.takeTurn(), "readonly", () => this.durability, `list ${dir}`, dir, (tx) =>
       tx.objectStore("files").getAll(dir === "" ? undefined : pathsBelow(dir)),
     );
     return listChildren(dir, metas);
@@ -187,10 +226,12 @@ class IndexedDbPort implements IndexedDbStorage {
 
   async sync(path: string): Promise<void> {
     checkStoragePath(path);
-    await this.run(this.takeTurn(), "readwrite", "strict", `sync ${path}`, path, async (tx) => {
+    // Issued right after appends (SessionManager's flush): one strict transaction for both.
+    if (this.batch) return this.enqueue({ kind: "sync", path });
+    await this.run(this.takeTurn(), "readwrite", () => "strict", `sync ${path}`, path, async (tx) => {
       const files = tx.objectStore("files");
       const meta = await files.get(path);
-      if (!meta) throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
+      if (!meta) throw notFound("sync", path);
       await files.put(meta);
     });
   }
@@ -210,41 +251,58 @@ class IndexedDbPort implements IndexedDbStorage {
     this.forget(this.live);
   }
 
-  /** Queues a mutation into the open batch, starting one (with its own turn) if needed. */
-  private enqueue(mutation: Mutation): Promise<void> {
+  /** Queues an operation into the open batch, starting one (with its own turn) if needed. */
+  private enqueue(operation: BatchOperation): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const queued = { mutation, resolve, reject };
+      const queued = { operation, resolve, reject };
       if (this.batch) {
-        this.batch.push(queued);
+        this.batch.callers.push(queued);
+        if (operation.kind === "sync") this.batch.durability = "strict";
         return;
       }
-      const batch = [queued];
+      const batch: Batch = { callers: [queued], durability: operation.kind === "sync" ? "strict" : this.durability };
       const turn = this.takeTurn();
       this.batch = batch;
       const closeBatch = () => {
         if (this.batch === batch) this.batch = undefined;
       };
-      this.run(turn, "readwrite", this.durability, "write transaction", mutation.path, (tx) => applyBatch(tx, batch), closeBatch).then(
-        (failures) => batch.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve())),
-        (error: unknown) => batch.forEach((caller) => caller.reject(callerError(caller.mutation, error))),
+      const steps = () => mergeAppends(batch.callers);
+      this.run(
+        turn,
+        "readwrite",
+        () => batch.durability,
+        "write transaction",
+        operation.path,
+        (tx, release) => new BatchTransaction(tx, this.remembered).apply(batch.callers, steps(), release),
+        { onTurn: closeBatch, holdTurn: true },
+      ).then(
+        (failures) => batch.callers.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve())),
+        (error: unknown) => {
+          // What the port remembered may include this batch's writes, which did not land.
+          this.remembered.clear();
+          batch.callers.forEach((caller) => caller.reject(callerError(caller.operation, error)));
+        },
       );
     });
   }
 
   /**
    * Runs `body` in a transaction over both stores and resolves after the transaction completes.
-   * Transactions are created in call order (see Turn). When the connection was dropped (closed
-   * for another tab's upgrade, or by the browser), it reopens and retries once; the retried
-   * transaction may then run after operations issued later.
+   * Transactions are created in call order (see Turn): the next one may be created once this one
+   * exists, or, with `holdTurn`, once `body` calls `release` (or ends). When the connection was
+   * dropped (closed for another tab's upgrade, or by the browser), it reopens and retries once;
+   * the retried transaction may then run after operations issued later. When `body` finds that
+   * remembered metadata was stale, the attempt is aborted and retried at once, still holding the
+   * turn.
    */
   private async run<Mode extends IDBTransactionMode, T>(
     turn: Turn,
     mode: Mode,
-    durability: "relaxed" | "strict",
+    durability: () => Durability,
     action: string,
     path: string,
-    body: (tx: Transaction<Mode>) => Promise<T>,
-    onTurn?: () => void,
+    body: (tx: Transaction<Mode>, release: () => void) => Promise<T>,
+    options?: { onTurn?: () => void; holdTurn?: boolean },
   ): Promise<T> {
     let passed = false;
     const pass = () => {
@@ -253,30 +311,40 @@ class IndexedDbPort implements IndexedDbStorage {
     };
     try {
       await turn.ready;
-      onTurn?.();
-      for (let attempt = 1; ; attempt++) {
+      options?.onTurn?.();
+      for (let reopened = false; ; ) {
         const db = await this.connection();
         let tx: Transaction<Mode>;
         try {
-          tx = db.transaction(["files", "chunks"], mode, { durability });
+          tx = db.transaction(["files", "chunks"], mode, { durability: durability() });
         } catch (error) {
           // InvalidStateError: the connection closed under us (versionchange, browser).
           this.forget(db);
-          if (attempt === 1 && domErrorName(error) === "InvalidStateError") continue;
+          if (!reopened && domErrorName(error) === "InvalidStateError") {
+            reopened = true;
+            continue;
+          }
           throw toStorageError(error, `indexeddb ${action}`, path);
         } finally {
-          pass();
+          if (!options?.holdTurn) pass();
         }
         const done = tx.done;
         done.catch(() => {}); // observed below; keeps an abort during `body` from going unhandled
         try {
-          const result = await body(tx);
+          const result = await body(tx, pass);
           await done;
           return result;
         } catch (error) {
           abortQuietly(tx);
+          if (error instanceof StaleMeta) {
+            this.remembered.clear();
+            continue;
+          }
           if (error instanceof StorageError) throw error;
-          if (attempt === 1 && this.live !== db) continue;
+          if (!reopened && this.live !== db) {
+            reopened = true;
+            continue;
+          }
           // An abort's reason (QuotaExceededError) is on tx.error; request errors only say AbortError.
           throw toStorageError(tx.error ?? error, `indexeddb ${action}`, path);
         }
@@ -286,7 +354,7 @@ class IndexedDbPort implements IndexedDbStorage {
     }
   }
 
-  /** Takes the next place in transaction-creation order; later mutations start a new batch. */
+  /** Takes the next place in transaction-creation order; later operations start a new batch. */
   private takeTurn(): Turn {
     this.batch = undefined;
     const ready = this.lastTurn;
@@ -341,7 +409,250 @@ class IndexedDbPort implements IndexedDbStorage {
     if (db === undefined || this.live !== db) return;
     this.live = undefined;
     this.opening = undefined;
+    // Whatever happens to the database until we reopen (even its deletion) is not ours to know.
+    this.remembered.clear();
   }
+}
+
+/**
+ * One attempt at a batch in its readwrite transaction. Tracks each file's metadata as of this
+ * point of the transaction; a file the port remembers is taken as remembered (no waiting for a
+ * read), with the stored record fetched in the same transaction and checked before the attempt
+ * may commit or let the next transaction start.
+ */
+class BatchTransaction {
+  private readonly files;
+  private readonly chunks;
+  /** Each touched file's metadata after the steps issued so far; null: no such file. */
+  private readonly current = new Map<string, FileMeta | null>();
+  /** Checks of remembered metadata against the stored records; they reject with StaleMeta. */
+  private readonly checks: Promise<void>[] = [];
+  /** Write requests issued; their outcome is the transaction's. */
+  private readonly writes: Promise<unknown>[] = [];
+  /** Set as soon as a check fails, before any later request of the transaction reports back. */
+  private stale = false;
+
+  constructor(
+    private readonly tx: WriteTransaction,
+    private readonly remembered: Map<string, FileMeta>,
+  ) {
+    this.files = tx.objectStore("files");
+    this.chunks = tx.objectStore("chunks");
+  }
+
+  /**
+   * Applies the steps in order. Returns, per caller, the StorageError its own operation failed
+   * with (a missing file, a bad size), or undefined; such an operation changes nothing, so the
+   * rest of the batch still commits. Any other failure aborts the whole transaction.
+   */
+  async apply(callers: QueuedOperation[], steps: BatchStep[], release: () => void): Promise<(StorageError | undefined)[]> {
+    const failures = new Map<QueuedOperation, StorageError>();
+    try {
+      for (const step of steps) {
+        try {
+          await this.step(step.operation);
+        } catch (error) {
+          if (!(error instanceof StorageError)) throw error;
+          for (const caller of step.callers) failures.set(caller, error);
+        }
+      }
+      // A strict commit is a barrier only if the transaction writes something.
+      if (this.writes.length === 0 && steps.some((step) => step.operation.kind === "sync")) this.rewriteMeta(steps);
+      await this.checked();
+      release();
+      // Every request is issued: commit now instead of after our callbacks for them have run.
+      this.tx.commit();
+      await Promise.all(this.writes);
+    } catch (error) {
+      // A request that failed because the remembered metadata was stale says little: redo.
+      throw this.stale ? new StaleMeta() : error;
+    }
+    return callers.map((caller) => failures.get(caller));
+  }
+
+  private async step(operation: BatchOperation): Promise<void> {
+    const { path } = operation;
+    switch (operation.kind) {
+      case "append":
+        return this.append(path, operation.data);
+      case "write": {
+        const meta = await this.meta(path);
+        if (!meta) await this.checkNewFile(path);
+        this.issue(this.chunks.delete(chunkKeys(path, 0)));
+        const added = this.addChunks(path, 0, operation.data);
+        const size = operation.data.length;
+        this.put({ path, size, chunkCount: added.count, lastChunkOffset: added.lastOffset ?? 0, tailOffset: size, mtimeMs: Date.now() });
+        return;
+      }
+      case "truncate": {
+        const { size } = operation;
+        const meta = await this.meta(path);
+        await this.checked(); // the reads below must see the stored file
+        if (!meta) throw notFound("truncate", path);
+        if (!Number.isSafeInteger(size) || size < 0 || size > meta.size) {
+          throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${meta.size} bytes) to ${size} bytes`, { path });
+        }
+        const dropped = await this.chunks.count(chunkKeys(path, size));
+        await this.chunks.delete(chunkKeys(path, size));
+        // The last remaining chunk may reach past the new end: cut it.
+        const last = size > 0 ? await this.chunks.openCursor(chunkKeys(path, 0, size), "prev") : null;
+        if (last && last.key[1] + last.value.length > size) await last.update(last.value.slice(0, size - last.key[1]));
+        const tailOffset = Math.min(meta.tailOffset ?? meta.size, size);
+        this.put({ ...meta, size, chunkCount: meta.chunkCount - dropped, lastChunkOffset: last?.key[1] ?? 0, tailOffset, mtimeMs: Date.now() });
+        return;
+      }
+      case "remove": {
+        const meta = await this.meta(path);
+        if (!meta) return;
+        this.issue(this.chunks.delete(chunkKeys(path, 0)), this.files.delete(path));
+        this.current.set(path, null);
+        this.remembered.delete(path);
+        return;
+      }
+      case "sync": {
+        if (!(await this.meta(path))) throw notFound("sync", path);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Adds the bytes as a record of their own at the end (records of ≤ CHUNK_BYTES when large).
+   * Before the trailing small records would pass TAIL_MERGE_BYTES, or before a large append, they
+   * are merged into one.
+   */
+  private async append(path: string, data: Uint8Array): Promise<void> {
+    const meta = (await this.meta(path)) ?? (await this.newFile(path));
+    const tailOffset = meta.tailOffset ?? meta.size;
+    const large = data.length >= TAIL_MERGE_BYTES;
+    let { chunkCount, lastChunkOffset } = meta;
+    let nextTailOffset = tailOffset;
+    if (large || meta.size - tailOffset + data.length > TAIL_MERGE_BYTES) {
+      chunkCount -= await this.mergeRecords(path, tailOffset, meta.size);
+      nextTailOffset = meta.size;
+    }
+    const added = this.addChunks(path, meta.size, data);
+    const size = meta.size + data.length;
+    this.put({
+      path,
+      size,
+      chunkCount: chunkCount + added.count,
+      lastChunkOffset: added.lastOffset ?? lastChunkOffset,
+      tailOffset: large ? size : nextTailOffset,
+      mtimeMs: Date.now(),
+    });
+  }
+
+  /** Merges the records holding bytes [from, to) into one; returns how many records fewer there are. */
+  private async mergeRecords(path: string, from: number, to: number): Promise<number> {
+    if (from === to) return 0;
+    await this.checked(); // the records read below must be the stored file's
+    const range = chunkKeys(path, from, to);
+    const [keys, records] = await Promise.all([this.chunks.getAllKeys(range), this.chunks.getAll(range)]);
+    if (records.length <= 1) return 0;
+    let offset = from;
+    records.forEach((record, i) => {
+      if (keys[i]?.[1] !== offset) throw corrupt(path, `chunk at ${keys[i]?.[1]} where ${offset} was expected`);
+      offset += record.length;
+    });
+    if (offset !== to) throw corrupt(path, `chunks from ${from} end at ${offset}, not ${to}`);
+    this.issue(this.chunks.delete(range), this.chunks.put(concat(records), [path, from]));
+    return records.length - 1;
+  }
+
+  /**
+   * The file's metadata as of this point of the transaction: from an earlier step, else the
+   * remembered one (checked against the stored record in parallel), else the stored one.
+   */
+  private async meta(path: string): Promise<FileMeta | null> {
+    const current = this.current.get(path);
+    if (current !== undefined) return current;
+    const remembered = this.remembered.get(path);
+    if (remembered) {
+      this.current.set(path, remembered);
+      const check = this.files.get(path).then((stored) => {
+        if (stored && sameMeta(stored, remembered)) return;
+        this.stale = true;
+        throw new StaleMeta(`${path}: the stored metadata changed`);
+      });
+      check.catch(() => {}); // observed by checked(), perhaps only after other awaits
+      this.checks.push(check);
+      return remembered;
+    }
+    const stored = (await this.files.get(path)) ?? null;
+    this.current.set(path, stored);
+    return stored;
+  }
+
+  /** Resolves once every remembered metadata used so far matched the stored record. */
+  private async checked(): Promise<void> {
+    await Promise.all(this.checks);
+  }
+
+  /** Metadata for a file about to be created, after checking the path can be one. */
+  private async newFile(path: string): Promise<FileMeta> {
+    await this.checkNewFile(path);
+    return { path, size: 0, chunkCount: 0, lastChunkOffset: 0, tailOffset: 0, mtimeMs: Date.now() };
+  }
+
+  /** No ancestor may be a file and the path may not be a directory (the rules of a real file system). */
+  private async checkNewFile(path: string): Promise<void> {
+    for (let dir = parentDir(path); dir !== ""; dir = parentDir(dir)) {
+      if ((await this.files.getKey(dir)) !== undefined) {
+        throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: ${JSON.stringify(dir)} is a file`, { path });
+      }
+    }
+    if ((await this.files.getKey(pathsBelow(path))) !== undefined) {
+      throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: it is a directory`, { path });
+    }
+  }
+
+  /** Adds records of ≤ CHUNK_BYTES for `data` starting at byte `offset`. */
+  private addChunks(path: string, offset: number, data: Uint8Array): { count: number; lastOffset?: number } {
+    let count = 0;
+    let lastOffset: number | undefined;
+    for (let at = 0; at < data.length; at += CHUNK_BYTES, count++) {
+      lastOffset = offset + at;
+      // `add`, not `put`: an existing key here would mean the metadata is wrong; fail loudly.
+      this.issue(this.chunks.add(data.slice(at, at + CHUNK_BYTES), [path, lastOffset]));
+    }
+    return lastOffset === undefined ? { count } : { count, lastOffset };
+  }
+
+  /** Records write requests; an abort rejects them all, which the transaction reports once. */
+  private issue(...requests: Promise<unknown>[]): void {
+    for (const request of requests) {
+      request.catch(() => {});
+      this.writes.push(request);
+    }
+  }
+
+  private put(meta: FileMeta): void {
+    this.issue(this.files.put(meta));
+    this.current.set(meta.path, meta);
+    this.remembered.delete(meta.path); // re-inserted last: most recently written
+    this.remembered.set(meta.path, meta);
+    if (this.remembered.size > REMEMBERED_FILES) this.remembered.delete(this.remembered.keys().next().value as string);
+  }
+
+  /** Re-puts a synced file's metadata, so that the strict commit has something to write. */
+  private rewriteMeta(steps: BatchStep[]): void {
+    for (const { operation } of steps) {
+      const meta = this.current.get(operation.path);
+      if (operation.kind === "sync" && meta) return this.issue(this.files.put(meta));
+    }
+  }
+}
+
+function sameMeta(a: FileMeta, b: FileMeta): boolean {
+  return (
+    a.path === b.path &&
+    a.size === b.size &&
+    a.chunkCount === b.chunkCount &&
+    a.lastChunkOffset === b.lastChunkOffset &&
+    a.tailOffset === b.tailOffset &&
+    a.mtimeMs === b.mtimeMs
+  );
 }
 
 function hasStores(db: Database): boolean {
@@ -395,53 +706,39 @@ function corrupt(path: string, detail: string): StorageError {
   return new StorageError("corrupt", `IndexedDB chunks of ${JSON.stringify(path)} are inconsistent: ${detail}`, { path });
 }
 
+function notFound(action: string, path: string): StorageError {
+  return new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
+}
+
 /** A batch's failure as seen by one of its callers: same code, naming the caller's operation. */
-function callerError(mutation: Mutation, error: unknown): unknown {
+function callerError(operation: BatchOperation, error: unknown): unknown {
   if (!(error instanceof StorageError)) return error;
-  const { kind, path } = mutation;
+  const { kind, path } = operation;
   return new StorageError(error.code, `${kind} ${JSON.stringify(path)}: ${error.message}`, { path, cause: error });
 }
 
 /**
- * Applies a batch in one transaction. Returns, per caller, the StorageError its own mutation
- * failed with (a missing file, a bad size), or undefined; such a mutation changes nothing, so
- * the rest of the batch still commits. Any other failure aborts the whole transaction.
- */
-async function applyBatch(tx: WriteTransaction, batch: QueuedMutation[]): Promise<(StorageError | undefined)[]> {
-  const failures = new Map<QueuedMutation, StorageError>();
-  for (const step of mergeAppends(batch)) {
-    try {
-      await applyMutation(tx, step.mutation);
-    } catch (error) {
-      if (!(error instanceof StorageError)) throw error;
-      for (const caller of step.callers) failures.set(caller, error);
-    }
-  }
-  return batch.map((caller) => failures.get(caller));
-}
-
-/**
- * Merges consecutive appends to one file (with no other mutation of that file between them) into
- * one step, so a burst of appends becomes one chunk record. Mutations of different files are
+ * Merges consecutive appends to one file (with no other operation on that file between them) into
+ * one step, so a burst of appends becomes one chunk record. Operations on different files are
  * independent, so steps keep per-file order only.
  */
-function mergeAppends(batch: QueuedMutation[]): BatchStep[] {
+function mergeAppends(batch: QueuedOperation[]): BatchStep[] {
   const steps: (BatchStep & { appended?: Uint8Array[] })[] = [];
   const openAppend = new Map<string, BatchStep & { appended?: Uint8Array[] }>();
   for (const caller of batch) {
-    const { mutation } = caller;
-    const open = openAppend.get(mutation.path);
-    if (mutation.kind === "append" && open?.appended) {
-      open.appended.push(mutation.data);
+    const { operation } = caller;
+    const open = openAppend.get(operation.path);
+    if (operation.kind === "append" && open?.appended) {
+      open.appended.push(operation.data);
       open.callers.push(caller);
       continue;
     }
-    const step = { mutation, callers: [caller], ...(mutation.kind === "append" ? { appended: [mutation.data] } : {}) };
+    const step = { operation, callers: [caller], ...(operation.kind === "append" ? { appended: [operation.data] } : {}) };
     steps.push(step);
-    openAppend.set(mutation.path, step);
+    openAppend.set(operation.path, step);
   }
-  return steps.map(({ mutation, callers, appended }) =>
-    appended && appended.length > 1 ? { mutation: { kind: "append", path: mutation.path, data: concat(appended) }, callers } : { mutation, callers },
+  return steps.map(({ operation, callers, appended }) =>
+    appended && appended.length > 1 ? { operation: { kind: "append", path: operation.path, data: concat(appended) }, callers } : { operation, callers },
   );
 }
 
@@ -453,92 +750,4 @@ function concat(parts: Uint8Array[]): Uint8Array {
     offset += part.length;
   }
   return out;
-}
-
-async function applyMutation(tx: WriteTransaction, mutation: Mutation): Promise<void> {
-  const files = tx.objectStore("files");
-  const chunks = tx.objectStore("chunks");
-  const { path } = mutation;
-  const meta = await files.get(path);
-  const now = Date.now();
-  switch (mutation.kind) {
-    case "append": {
-      const file = meta ?? (await newFile(tx, path));
-      const { data } = mutation;
-      const size = file.size + data.length;
-      const lastChunkBytes = file.size - file.lastChunkOffset;
-      if (file.chunkCount > 0 && data.length > 0 && lastChunkBytes + data.length <= TOP_UP_BYTES) {
-        const lastKey: ChunkKey = [path, file.lastChunkOffset];
-        const last = await chunks.get(lastKey);
-        if (last?.length !== lastChunkBytes) throw corrupt(path, `last chunk at ${file.lastChunkOffset} is not ${lastChunkBytes} bytes`);
-        await Promise.all([chunks.put(concat([last, data]), lastKey), files.put({ ...file, size, mtimeMs: now })]);
-        return;
-      }
-      const added = addChunks(tx, path, file.size, data);
-      const lastChunkOffset = added.lastOffset ?? file.lastChunkOffset;
-      const chunkCount = file.chunkCount + added.requests.length;
-      await Promise.all([...added.requests, files.put({ ...file, size, chunkCount, lastChunkOffset, mtimeMs: now })]);
-      return;
-    }
-    case "write": {
-      if (!meta) await newFile(tx, path);
-      const deleted = chunks.delete(chunkKeys(path, 0));
-      const added = addChunks(tx, path, 0, mutation.data);
-      const written = { path, size: mutation.data.length, chunkCount: added.requests.length, lastChunkOffset: added.lastOffset ?? 0, mtimeMs: now };
-      await Promise.all([deleted, ...added.requests, files.put(written)]);
-      return;
-    }
-    case "truncate": {
-      const { size } = mutation;
-      if (!meta) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
-      if (!Number.isSafeInteger(size) || size < 0 || size > meta.size) {
-        throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${meta.size} bytes) to ${size} bytes`, { path });
-      }
-      const dropped = await chunks.count(chunkKeys(path, size));
-      await chunks.delete(chunkKeys(path, size));
-      // The last remaining chunk may reach past the new end: cut it.
-      const last = size > 0 ? await chunks.openCursor(chunkKeys(path, 0, size), "prev") : null;
-      if (last && last.key[1] + last.value.length > size) await last.update(last.value.slice(0, size - last.key[1]));
-      await files.put({ ...meta, size, chunkCount: meta.chunkCount - dropped, lastChunkOffset: last?.key[1] ?? 0, mtimeMs: now });
-      return;
-    }
-    case "remove": {
-      if (!meta) return;
-      await Promise.all([chunks.delete(chunkKeys(path, 0)), files.delete(path)]);
-      return;
-    }
-  }
-}
-
-/**
- * Adds records of ≤ CHUNK_BYTES for `data` starting at byte `offset`. Returns their requests and
- * the offset of the last one (undefined when `data` is empty).
- */
-function addChunks(tx: WriteTransaction, path: string, offset: number, data: Uint8Array): { requests: Promise<ChunkKey>[]; lastOffset?: number } {
-  const chunks = tx.objectStore("chunks");
-  const requests: Promise<ChunkKey>[] = [];
-  let lastOffset: number | undefined;
-  for (let at = 0; at < data.length; at += CHUNK_BYTES) {
-    lastOffset = offset + at;
-    // `add`, not `put`: an existing key here would mean the metadata is wrong; fail loudly.
-    requests.push(chunks.add(data.slice(at, at + CHUNK_BYTES), [path, lastOffset]));
-  }
-  return lastOffset === undefined ? { requests } : { requests, lastOffset };
-}
-
-/**
- * Metadata for a file about to be created, after checking that no ancestor is a file and the
- * path is not a directory (the same rules as a real file system).
- */
-async function newFile(tx: WriteTransaction, path: string): Promise<FileMeta> {
-  const files = tx.objectStore("files");
-  for (let dir = parentDir(path); dir !== ""; dir = parentDir(dir)) {
-    if ((await files.getKey(dir)) !== undefined) {
-      throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: ${JSON.stringify(dir)} is a file`, { path });
-    }
-  }
-  if ((await files.getKey(pathsBelow(path))) !== undefined) {
-    throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: it is a directory`, { path });
-  }
-  return { path, size: 0, chunkCount: 0, lastChunkOffset: 0, mtimeMs: Date.now() };
 }

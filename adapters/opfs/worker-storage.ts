@@ -97,6 +97,8 @@ class OpfsPort implements OpfsStorage {
   private readonly bucket: string | undefined;
   private readonly syncHandles: boolean;
   private rootDir: Promise<DirectoryHandle> | undefined;
+  /** Directory handles by path below the root, so that finding a file need not walk from the root. */
+  private readonly dirs = new Map<string, DirectoryHandle>();
   /** Open sync handles by path, least recently used first. */
   private readonly open = new Map<string, OpenFile>();
   /** Per path, the end of the chain of its queued operations. */
@@ -358,18 +360,34 @@ class OpfsPort implements OpfsStorage {
     return file;
   }
 
+  /**
+   * The handle of a file (created with `create`); null if missing. Looks in the remembered
+   * directory handle first; a miss there may mean the directory itself was removed (by another
+   * tab), so it is confirmed by a walk from the root.
+   */
   private async fileHandle(path: string, create: true): Promise<FileHandle>;
   private async fileHandle(path: string, create: boolean): Promise<FileHandle | null>;
   private async fileHandle(path: string, create: boolean): Promise<FileHandle | null> {
-    const dir = await this.directory(parentDir(path), create);
+    const dirPath = parentDir(path);
+    const remembered = this.dirs.get(dirPath);
+    if (remembered) {
+      const file = await fileIn(remembered, baseName(path), create, path).catch((error: unknown) => {
+        if (domErrorName(error) === "NotFoundError") return null;
+        throw error;
+      });
+      if (file) return file;
+      this.forgetDirectories(dirPath);
+    }
+    const dir = await this.directory(dirPath, create);
     return dir ? fileIn(dir, baseName(path), create, path) : null;
   }
 
-  /** The directory at `dir` below the root (creating it with `create`); null if missing. */
+  /** The directory at `dir` below the root (creating it with `create`); null if missing. Walks from the root. */
   private async directory(dir: string, create: true): Promise<DirectoryHandle>;
   private async directory(dir: string, create: boolean): Promise<DirectoryHandle | null>;
   private async directory(dir: string, create: boolean): Promise<DirectoryHandle | null> {
     let handle = await this.rootDirectory();
+    let walked = "";
     for (const segment of dir === "" ? [] : dir.split("/")) {
       try {
         handle = (await handle.getDirectoryHandle(segment, { create })) as DirectoryHandle;
@@ -380,8 +398,15 @@ class OpfsPort implements OpfsStorage {
         }
         throw error;
       }
+      walked = walked === "" ? segment : `${walked}/${segment}`;
+      this.dirs.set(walked, handle);
     }
     return handle;
+  }
+
+  /** Drops the remembered handles of a directory and everything below it. */
+  private forgetDirectories(dir: string): void {
+    for (const path of this.dirs.keys()) if (path === dir || path.startsWith(`${dir}/`)) this.dirs.delete(path);
   }
 
   private rootDirectory(): Promise<DirectoryHandle> {

@@ -3,6 +3,12 @@
  * endpoint (Worker, MessagePort, `self` in a worker) or a request function (Electron's
  * `ipcRenderer.invoke`). Replies are validated with zod; a peer that does not answer within
  * `timeoutMs`, reports an error or closes its port fails the call with StorageError "io".
+ *
+ * Calls reach the server in the order they were made (the server calls its port in the order
+ * requests arrive), so operations on one path keep their order even when issued together, e.g.
+ * an append and the sync after it. A payload too big for one message is uploaded first; calls
+ * made meanwhile wait until its commit is sent. Over an endpoint, calls made in one turn of the
+ * event loop travel as one message (up to `chunkBytes` of payload), and so do their replies.
  */
 import { StorageError, type ByteRange, type DirEntry, type FileStat, type StorageLock, type StoragePort } from "../../src/port.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
@@ -12,11 +18,13 @@ import {
   errorFromResponse,
   invalidMessage,
   isRpcMessage,
+  responseBatchSchema,
   responseSchema,
   resultSchemas,
   type RpcCall,
   type RpcOp,
   type RpcRequest,
+  type RpcRequestBatch,
   type RpcResult,
 } from "./protocol.js";
 
@@ -47,27 +55,59 @@ export function rpcClientStorage(transport: MessageEndpoint | RequestTransport, 
 
 interface PendingCall {
   label: string;
+  /** performance.now() after which the call fails. */
+  deadline: number;
   resolve: (reply: unknown) => void;
   reject: (error: StorageError) => void;
 }
+
+/** Requests waiting for the end of the current turn, to be posted as one message. */
+interface Outbox {
+  requests: RpcRequest[];
+  /** Payload bytes the requests and their replies may carry. */
+  bytes: number;
+}
+
+/** Node's timers can be told not to keep the process alive; browsers' are plain numbers. */
+type Timer = ReturnType<typeof setTimeout> & { ref?(): void; unref?(): void };
 
 class RpcClient implements RpcStorage {
   readonly kind: string;
   private readonly timeoutMs: number;
   private readonly chunkBytes: number;
-  private readonly send: (request: RpcRequest, pending: Omit<PendingCall, "resolve" | "reject">) => Promise<unknown>;
+  /** Hands one request to the transport; the reply arrives through `settle`. */
+  private readonly transmit: (request: RpcRequest) => void;
   private readonly pending = new Map<number, PendingCall>();
   private readonly detach: () => void;
   private nextId = 1;
   /** Set once the client is closed or the peer is gone: every later call fails with it. */
   private ended: StorageError | undefined;
+  /** One timer for every pending call: it fires at the earliest deadline. */
+  private watchdog: Timer | undefined;
+  private outbox: Outbox | undefined;
+  /**
+   * Set while an upload is being sent: calls made meanwhile are posted after its commit, in call
+   * order. Resolves once the last of them has been posted.
+   */
+  private queue: Promise<void> | undefined;
 
   constructor(transport: MessageEndpoint | RequestTransport, options?: RpcClientOptions) {
     this.kind = options?.kind ?? "rpc";
     this.timeoutMs = options?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.chunkBytes = options?.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     if (typeof transport === "function") {
-      this.send = (request) => transport(request);
+      this.transmit = (request) => {
+        let sent: Promise<unknown>;
+        try {
+          sent = transport(request);
+        } catch (error) {
+          sent = Promise.reject(error);
+        }
+        sent.then(
+          (reply) => this.settle(request.id, reply),
+          (error: unknown) => this.fail(request.id, (label) => notSent(label, error)),
+        );
+      };
       this.detach = () => {};
       return;
     }
@@ -83,11 +123,7 @@ class RpcClient implements RpcStorage {
       listen(transport, "close", () => this.end("the storage peer closed the channel")),
     ];
     this.detach = () => stops.forEach((stop) => stop());
-    this.send = (request, { label }) =>
-      new Promise((resolve, reject) => {
-        this.pending.set(request.id, { label, resolve, reject });
-        transport.postMessage(request);
-      });
+    this.transmit = (request) => this.enqueue(transport, request);
     transport.start?.();
   }
 
@@ -116,11 +152,11 @@ class RpcClient implements RpcStorage {
   }
 
   async append(path: string, data: Uint8Array): Promise<void> {
-    await this.call({ op: "append", path, content: await this.content(data, path) }, path);
+    await this.store("append", path, data);
   }
 
   async write(path: string, data: Uint8Array): Promise<void> {
-    await this.call({ op: "write", path, content: await this.content(data, path) }, path);
+    await this.store("write", path, data);
   }
 
   async truncate(path: string, size: number): Promise<void> {
@@ -154,56 +190,159 @@ class RpcClient implements RpcStorage {
   }
 
   /**
-   * An append's or write's payload: inline when it fits one message, else uploaded in pieces
-   * first, so the server commits it in one port call (a big write stays atomic).
+   * An append or write: inline when it fits one message, else uploaded in pieces first and then
+   * committed in one call, so the server makes one port call (a big write stays atomic).
    */
-  private async content(data: Uint8Array, path: string): Promise<Extract<RpcCall, { op: "write" }>["content"]> {
+  private store(op: "append" | "write", path: string, data: Uint8Array): Promise<null> {
     // Copies (slice): the caller may reuse its buffer, and a view would clone its whole buffer.
-    if (data.length <= this.chunkBytes) return { kind: "inline", data: data.slice() };
-    const transferId = crypto.randomUUID();
-    for (let offset = 0; offset < data.length; offset += this.chunkBytes) {
-      await this.call({ op: "stage", transferId, offset, data: data.slice(offset, offset + this.chunkBytes) }, path);
-    }
-    return { kind: "staged", transferId, size: data.length };
+    if (data.length <= this.chunkBytes) return this.call({ op, path, content: { kind: "inline", data: data.slice() } }, path);
+    const label = `rpc ${op} ${path}`;
+    return new Promise((resolve, reject) => {
+      this.inOrder(async () => {
+        try {
+          const transferId = crypto.randomUUID();
+          for (let offset = 0; offset < data.length; offset += this.chunkBytes) {
+            const piece = { op: "stage", transferId, offset, data: data.slice(offset, offset + this.chunkBytes) } as const;
+            await this.checked(piece, label, this.post(piece, label));
+          }
+          const commit = { op, path, content: { kind: "staged", transferId, size: data.length } } as const;
+          this.checked(commit, label, this.post(commit, label)).then(resolve, reject);
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
   }
 
-  /** Sends one call and returns its validated result; every failure is a StorageError. */
-  private async call<Op extends RpcOp>(call: Extract<RpcCall, { op: Op }>, about: string): Promise<RpcResult<Op>> {
+  /** Sends one call, after the uploads made before it, and returns its validated result. */
+  private call<Op extends RpcOp>(call: Extract<RpcCall, { op: Op }>, about: string): Promise<RpcResult<Op>> {
     const label = `rpc ${call.op}${about === "" ? "" : ` ${about}`}`;
-    if (this.ended) throw new StorageError("io", `${label}: ${this.ended.message}`);
-    const request: RpcRequest = { protocol: RPC_PROTOCOL, id: this.nextId++, call };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StorageError("io", `${label}: no reply from the storage peer within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
+    if (!this.queue) return this.checked(call, label, this.post(call, label));
+    return new Promise((resolve, reject) => this.inOrder(() => void this.checked(call, label, this.post(call, label)).then(resolve, reject)));
+  }
+
+  /**
+   * Runs `send` once everything queued before it has been posted. Until it is done (an upload
+   * posts its commit last), later calls queue behind it.
+   */
+  private inOrder(send: () => void | Promise<void>): void {
+    // Each send reports its own failure to its caller; the queue goes on.
+    const link = (this.queue ?? Promise.resolve()).then(send).catch(() => {});
+    this.queue = link;
+    void link.then(() => {
+      if (this.queue === link) this.queue = undefined;
     });
-    let reply: unknown;
-    try {
-      reply = await Promise.race([this.send(request, { label }), timeout]);
-    } catch (error) {
-      if (error instanceof StorageError) throw error;
-      throw new StorageError("io", `${label}: the request could not be sent: ${String(error)}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-      this.pending.delete(request.id);
-    }
-    const response = responseSchema.safeParse(reply);
+  }
+
+  /** Posts one request; resolves with the raw reply, or fails with "io" (timeout, peer gone, not sent). */
+  private post(call: RpcCall, label: string): Promise<unknown> {
+    if (this.ended) return Promise.reject(new StorageError("io", `${label}: ${this.ended.message}`));
+    const request: RpcRequest = { protocol: RPC_PROTOCOL, id: this.nextId++, call };
+    return new Promise((resolve, reject) => {
+      this.pending.set(request.id, { label, deadline: performance.now() + this.timeoutMs, resolve, reject });
+      this.armWatchdog();
+      this.transmit(request);
+    });
+  }
+
+  /** The result of a reply to `call`, validated; every failure is a StorageError. */
+  private async checked<Op extends RpcOp>(call: Extract<RpcCall, { op: Op }>, label: string, reply: Promise<unknown>): Promise<RpcResult<Op>> {
+    const response = responseSchema.safeParse(await reply);
     if (!response.success) throw invalidMessage(`reply to ${label}`, response.error);
     if (!response.data.ok) throw errorFromResponse(response.data);
-    if (response.data.id !== request.id) {
-      throw new StorageError("invalid", `${label}: reply ${response.data.id} to request ${request.id}`);
-    }
     const result = resultSchemas[call.op].safeParse(response.data.result);
     if (!result.success) throw invalidMessage(`result of ${label}`, result.error);
     return result.data as RpcResult<Op>;
   }
 
-  /** Routes a reply from the endpoint to its call, which validates it; one naming no call is dropped. */
+  /**
+   * Collects the requests of this turn into one message, posted at the end of the turn (or as
+   * soon as the next request would take it past `chunkBytes` of payload).
+   */
+  private enqueue(endpoint: MessageEndpoint, request: RpcRequest): void {
+    const bytes = payloadBound(request.call);
+    if (this.outbox && this.outbox.bytes + bytes > this.chunkBytes) this.postOutbox(endpoint);
+    if (!this.outbox) {
+      const outbox: Outbox = { requests: [], bytes: 0 };
+      this.outbox = outbox;
+      queueMicrotask(() => {
+        if (this.outbox === outbox) this.postOutbox(endpoint);
+      });
+    }
+    this.outbox.requests.push(request);
+    this.outbox.bytes += bytes;
+  }
+
+  private postOutbox(endpoint: MessageEndpoint): void {
+    const requests = this.outbox?.requests ?? [];
+    this.outbox = undefined;
+    if (requests.length > 1) {
+      const batch: RpcRequestBatch = { protocol: RPC_PROTOCOL, requests };
+      try {
+        return endpoint.postMessage(batch);
+      } catch {
+        // Something in the batch cannot be cloned: send them one by one, so only that call fails.
+      }
+    }
+    for (const request of requests) {
+      try {
+        endpoint.postMessage(request);
+      } catch (error) {
+        this.fail(request.id, (label) => notSent(label, error));
+      }
+    }
+  }
+
+  /** Routes a reply (or a batch of them) from the endpoint to its calls; one naming no call is dropped. */
   private receive(message: unknown): void {
-    if (!isRpcMessage(message) || !("ok" in message) || typeof message.id !== "number") return;
-    this.pending.get(message.id)?.resolve(message);
+    if (!isRpcMessage(message)) return;
+    if ("responses" in message) {
+      const batch = responseBatchSchema.safeParse(message);
+      if (!batch.success) return;
+      for (const response of batch.data.responses) this.receive(response);
+      return;
+    }
+    if ("ok" in message && typeof message.id === "number") this.settle(message.id, message);
+  }
+
+  /** Hands a raw reply to its call, which validates it. */
+  private settle(id: number, reply: unknown): void {
+    const call = this.take(id);
+    const replyId = isRpcMessage(reply) ? reply.id : undefined;
+    // A request function may hand back anything: a reply to another request is not ours.
+    if (typeof replyId === "number" && replyId !== id) call?.reject(new StorageError("invalid", `${call.label}: reply ${replyId} to request ${id}`));
+    else call?.resolve(reply);
+  }
+
+  private fail(id: number, error: (label: string) => StorageError): void {
+    const call = this.take(id);
+    call?.reject(error(call.label));
+  }
+
+  /** Removes a call from the pending ones; an idle client's watchdog must not keep Node running. */
+  private take(id: number): PendingCall | undefined {
+    const call = this.pending.get(id);
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.watchdog?.unref?.();
+    return call;
+  }
+
+  /** Makes sure the watchdog will fire by the earliest deadline (the newest call's is the latest). */
+  private armWatchdog(): void {
+    if (this.watchdog) return void this.watchdog.ref?.();
+    this.watchdog = setTimeout(() => this.expire(), this.timeoutMs) as Timer;
+  }
+
+  /** Fails the calls past their deadline and sets the watchdog for the next one. */
+  private expire(): void {
+    this.watchdog = undefined;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [id, call] of this.pending) {
+      if (call.deadline > now) next = Math.min(next, call.deadline);
+      else this.fail(id, (label) => new StorageError("io", `${label}: no reply from the storage peer within ${this.timeoutMs} ms`));
+    }
+    if (next !== Infinity) this.watchdog = setTimeout(() => this.expire(), next - now) as Timer;
   }
 
   /** Fails every pending and future call: the client is closed or the peer is gone. */
@@ -212,7 +351,29 @@ class RpcClient implements RpcStorage {
     this.ended = new StorageError("io", reason);
     for (const call of this.pending.values()) call.reject(new StorageError("io", `${call.label}: ${reason}`));
     this.pending.clear();
+    clearTimeout(this.watchdog);
+    this.watchdog = undefined;
   }
+}
+
+/** Most payload bytes a call and its reply may carry, to keep a batched message within chunkBytes. */
+function payloadBound(call: RpcCall): number {
+  switch (call.op) {
+    case "read":
+      return call.maxBytes;
+    case "stage":
+      return call.data.length;
+    case "append":
+    case "write":
+      return call.content.kind === "inline" ? call.content.data.length : 0;
+    default:
+      return 0;
+  }
+}
+
+function notSent(label: string, error: unknown): StorageError {
+  if (error instanceof StorageError) return error;
+  return new StorageError("io", `${label}: the request could not be sent: ${String(error)}`, { cause: error });
 }
 
 function describeErrorEvent(event: Event): string {

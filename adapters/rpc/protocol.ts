@@ -7,6 +7,11 @@
  * message. Larger payloads are staged: a big read is snapshotted on the server and fetched in
  * pieces (`readMore`); a big append or write is uploaded in pieces (`stage`) and then committed in
  * one port call, so it stays atomic.
+ *
+ * Over a message endpoint, requests issued together (in one turn of the event loop, such as the
+ * append and the sync of a flush) may travel as one `RpcRequestBatch`, within the same byte bound;
+ * the server answers them with one `RpcResponseBatch` once all are done. Each request and response
+ * in a batch is validated on its own, as a single one is.
  */
 import { z } from "zod";
 import { StorageError, type StorageErrorCode } from "../../src/port.js";
@@ -56,6 +61,15 @@ export const requestSchema = z.object({
 
 export type RpcRequest = z.infer<typeof requestSchema>;
 
+/** Requests sent as one message; the server calls the port for each in order. */
+export interface RpcRequestBatch {
+  protocol: typeof RPC_PROTOCOL;
+  requests: unknown[];
+}
+
+/** The envelope only: each request in it is checked with `requestSchema` when it is handled. */
+export const requestBatchSchema = z.object({ protocol: z.literal(RPC_PROTOCOL), requests: z.array(z.unknown()).min(1) });
+
 const fileStat = z.object({ size: count, mtimeMs: z.number() });
 const dirEntry = z.object({ name: z.string(), kind: z.enum(["file", "dir"]), size: count, mtimeMs: z.number() });
 
@@ -95,8 +109,17 @@ export const responseSchema = z.discriminatedUnion("ok", [
 export type RpcResponse = z.infer<typeof responseSchema>;
 export type RpcErrorResponse = Extract<RpcResponse, { ok: false }>;
 
+/** The responses to one RpcRequestBatch, in its order. */
+export interface RpcResponseBatch {
+  protocol: typeof RPC_PROTOCOL;
+  responses: RpcResponse[];
+}
+
+/** The envelope only: each response in it is checked with `responseSchema` by the call it answers. */
+export const responseBatchSchema = z.object({ protocol: z.literal(RPC_PROTOCOL), responses: z.array(z.unknown()) });
+
 /** True for a message that claims to be ours (the rest of an endpoint's traffic is ignored). */
-export function isRpcMessage(message: unknown): message is { protocol: typeof RPC_PROTOCOL; id?: unknown } {
+export function isRpcMessage(message: unknown): message is { protocol: typeof RPC_PROTOCOL; id?: unknown; requests?: unknown; responses?: unknown } {
   return typeof message === "object" && message !== null && (message as { protocol?: unknown }).protocol === RPC_PROTOCOL;
 }
 

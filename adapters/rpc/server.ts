@@ -10,9 +10,11 @@ import {
   errorResponse,
   invalidMessage,
   isRpcMessage,
+  requestBatchSchema,
   requestSchema,
   type RpcCall,
   type RpcResponse,
+  type RpcResponseBatch,
 } from "./protocol.js";
 
 /** Staged transfers a client stops pulling or pushing (it died mid-way) are dropped after this. */
@@ -71,16 +73,33 @@ export async function handleStorageRequest(port: StoragePort, request: unknown):
 
 /**
  * Serves `port` on a message endpoint (e.g. `serveStorage(port, self)` in a worker). Messages
- * that are not rpc requests are ignored. Returns a function that stops serving.
+ * that are not rpc requests are ignored. Requests are handed to the port in the order they
+ * arrive (each port call starts before the next message is looked at); a batch of requests is
+ * answered with one message once all are done. Returns a function that stops serving.
  */
 export function serveStorage(port: StoragePort, endpoint: MessageEndpoint): () => void {
   const stop = listen(endpoint, "message", (event) => {
     const message = messageData(event);
-    if (!isRpcMessage(message) || "ok" in message) return; // other traffic, or a response
+    if (!isRpcMessage(message) || "ok" in message || "responses" in message) return; // other traffic, or a response
+    if ("requests" in message) {
+      const batch = requestBatchSchema.safeParse(message);
+      if (!batch.success) return reply(endpoint, errorResponse(null, invalidMessage("storage request batch", batch.error)));
+      void Promise.all(batch.data.requests.map((request) => handleStorageRequest(port, request))).then((responses) => replyAll(endpoint, responses));
+      return;
+    }
     void handleStorageRequest(port, message).then((response) => reply(endpoint, response));
   });
   endpoint.start?.();
   return stop;
+}
+
+function replyAll(endpoint: MessageEndpoint, responses: RpcResponse[]): void {
+  try {
+    endpoint.postMessage({ protocol: RPC_PROTOCOL, responses } satisfies RpcResponseBatch);
+  } catch {
+    // A result could not be cloned: send them one by one, so only that call fails.
+    for (const response of responses) reply(endpoint, response);
+  }
 }
 
 function reply(endpoint: MessageEndpoint, response: RpcResponse): void {

@@ -1,8 +1,10 @@
 /**
  * A StoragePort wrapper that adds up, per operation, how many calls were made and how long their
- * promises took, for calls started while `recording` is on (the workload's timed window): with
- * SessionManager's one write queue, the sum is the time spent waiting on storage, and the rest of
- * the window is SessionManager's own work (encoding, scheduling).
+ * promises took, for calls started while `recording` is on (the workload's timed window), and the
+ * wall time during which at least one call was pending. Calls may overlap (flush() issues its
+ * append and its sync together), so the per-operation sums can add up to more than that wall
+ * time; with SessionManager's one write queue, the rest of the window is SessionManager's own
+ * work (encoding, scheduling).
  */
 import type { StoragePort } from "../../src/port.js";
 
@@ -12,7 +14,11 @@ export interface OpTotals {
   bytes: number;
 }
 
-export type Breakdown = Record<string, OpTotals>;
+export interface Breakdown {
+  ops: Record<string, OpTotals>;
+  /** Wall time during which at least one recorded call was pending: overlapping calls count once. */
+  busyMs: number;
+}
 
 export interface TimedPort {
   port: StoragePort;
@@ -21,18 +27,23 @@ export interface TimedPort {
 }
 
 export function timedPort(port: StoragePort): TimedPort {
-  const totals: Breakdown = {};
+  const totals: Breakdown = { ops: {}, busyMs: 0 };
   const state: TimedPort = { port, totals, recording: false };
+  let pending = 0;
+  let busySince = 0;
   const timed = <A extends unknown[], R>(op: string, call: (...args: A) => Promise<R>, bytesOf: (...args: A) => number = () => 0) =>
     async (...args: A): Promise<R> => {
       if (!state.recording) return call(...args);
       const start = performance.now();
+      if (pending++ === 0) busySince = start;
       try {
         return await call(...args);
       } finally {
-        const entry = (totals[op] ??= { calls: 0, ms: 0, bytes: 0 });
+        const end = performance.now();
+        if (--pending === 0) totals.busyMs += end - busySince;
+        const entry = (totals.ops[op] ??= { calls: 0, ms: 0, bytes: 0 });
         entry.calls++;
-        entry.ms += performance.now() - start;
+        entry.ms += end - start;
         entry.bytes += bytesOf(...args);
       }
     };

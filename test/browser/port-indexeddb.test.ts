@@ -1,7 +1,9 @@
 import { openDB } from "idb";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { CHUNK_BYTES, TOP_UP_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
+import { CHUNK_BYTES, TAIL_MERGE_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
+import { SessionManager } from "../../src/index.js";
 import { isStorageError } from "../../src/port.js";
+import { assistantMsg, userMsg } from "../shared/messages.js";
 import { describePortConformance } from "../shared/port-conformance.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
 
@@ -84,25 +86,26 @@ describe("indexeddb adapter", () => {
     expect(decode(await port.read("s"))).toBe("ab");
   });
 
-  it("small appends top up the last chunk up to 64 KiB; larger ones add chunks of their own", async () => {
+  it("small appends add a record each; the trailing ones merge into one before they pass 64 KiB; large appends add their own", async () => {
     const port = freshPort();
-    for (const line of ["one\n", "two\n", "three\n"]) await port.append("s", text(line));
-    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toEqual([["s", 0]]);
+    const KiB = 1024;
+    const part = (letter: string) => new Uint8Array(20 * KiB).fill(letter.charCodeAt(0));
+    for (const letter of "abc") await port.append("s", part(letter));
+    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, 20 * KiB, 40 * KiB]);
 
-    const big = new Uint8Array(TOP_UP_BYTES).fill(66); // does not fit in the last chunk
-    await port.append("s", big);
-    await port.append("s", text("four\n")); // the last chunk is full: a new one
-    const { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
-    expect(chunkKeys).toEqual([
-      ["s", 0],
-      ["s", 14],
-      ["s", 14 + TOP_UP_BYTES],
-    ]);
-    expect(meta).toMatchObject({ size: 19 + TOP_UP_BYTES, chunkCount: 3, lastChunkOffset: 14 + TOP_UP_BYTES });
-    await port.append("s", text("five\n")); // tops up the new last chunk
-    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(3);
-    expect(decode(await port.read("s", { offset: 14 + TOP_UP_BYTES }))).toBe("four\nfive\n");
-    expect(decode(await port.read("s", { offset: 0, length: 14 }))).toBe("one\ntwo\nthree\n");
+    await port.append("s", part("d")); // 80 KiB of small records would pass 64 KiB: a, b, c merge
+    let { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
+    expect(chunkKeys.map((key) => key[1])).toEqual([0, 60 * KiB]);
+    expect(meta).toMatchObject({ size: 80 * KiB, chunkCount: 2, lastChunkOffset: 60 * KiB, tailOffset: 60 * KiB });
+
+    await port.append("s", new Uint8Array(TAIL_MERGE_BYTES).fill(66)); // large: a record of its own
+    await port.append("s", text("five\n")); // starts a new tail
+    ({ chunkKeys, meta } = await rawRecords(dbNameOf(port), "s"));
+    expect(chunkKeys.map((key) => key[1])).toEqual([0, 60 * KiB, 80 * KiB, 80 * KiB + TAIL_MERGE_BYTES]);
+    expect(meta).toMatchObject({ size: 80 * KiB + TAIL_MERGE_BYTES + 5, chunkCount: 4, tailOffset: 80 * KiB + TAIL_MERGE_BYTES });
+    expect(decode(await port.read("s", { offset: 80 * KiB + TAIL_MERGE_BYTES - 2 }))).toBe("BBfive\n");
+    expect(decode(await port.read("s", { offset: 20 * KiB - 1, length: 2 }))).toBe("ab");
+    expect(decode(await port.read("s", { offset: 60 * KiB - 1, length: 2 }))).toBe("cd");
   });
 
   it("uses relaxed transactions, and a strict one for sync", async () => {
@@ -115,9 +118,92 @@ describe("indexeddb adapter", () => {
     await expect(port.sync("missing")).rejects.toSatisfy((error) => isStorageError(error, "not-found"));
   });
 
+  it("a sync issued with appends joins their batch: one strict transaction commits both", async () => {
+    const port = freshPort();
+    await port.append("s", text("x"));
+    const transaction = vi.spyOn(IDBDatabase.prototype, "transaction");
+    await Promise.all([port.append("s", text("y")), port.sync("s")]);
+    expect(transaction.mock.calls.map((call) => call[2]?.durability)).toEqual(["strict"]);
+    expect(decode(await port.read("s"))).toBe("xy");
+
+    // A sync of a missing file fails alone; the rest of its batch commits.
+    const [appended, synced] = await Promise.allSettled([port.append("s", text("z")), port.sync("missing")]);
+    expect(appended.status).toBe("fulfilled");
+    expect(synced.status === "rejected" && isStorageError(synced.reason, "not-found")).toBe(true);
+    expect(decode(await port.read("s"))).toBe("xyz");
+  });
+
+  it("SessionManager.flush() commits its entries and the durability barrier in one strict transaction", async () => {
+    const port = freshPort();
+    const sm = await SessionManager.create(port, "/work/app");
+    sm.appendMessage(userMsg("first"));
+    sm.appendMessage(assistantMsg("the file is written from the first answer on"));
+    await sm.flush();
+    const transaction = vi.spyOn(IDBDatabase.prototype, "transaction");
+    for (let i = 0; i < 4; i++) sm.appendMessage(i % 2 ? assistantMsg(`answer ${i}`) : userMsg(`question ${i}`));
+    await sm.flush();
+    expect(transaction.mock.calls.map((call) => call[2]?.durability)).toEqual(["strict"]);
+    const path = sm.getSessionFile()!;
+    await sm.close();
+    const lines = decode(await port.read(path))!.trimEnd().split("\n");
+    expect(lines.map((line) => JSON.parse(line).type)).toEqual(["session", ...Array(6).fill("message")]);
+  });
+
+  it("an append on a file it wrote last issues its writes without waiting for the metadata read, which checks them", async () => {
+    const port = freshPort();
+    const order: string[] = [];
+    const get = IDBObjectStore.prototype.get;
+    vi.spyOn(IDBObjectStore.prototype, "get").mockImplementation(function (this: IDBObjectStore, query) {
+      order.push(`get ${this.name}`);
+      const request = get.call(this, query);
+      request.addEventListener("success", () => order.push(`got ${this.name}`));
+      return request;
+    });
+    for (const method of ["add", "put"] as const) {
+      const original = IDBObjectStore.prototype[method];
+      vi.spyOn(IDBObjectStore.prototype, method).mockImplementation(function (this: IDBObjectStore, value, key) {
+        order.push(`${method} ${this.name}`);
+        return original.call(this, value, key);
+      });
+    }
+
+    await port.append("s", text("first")); // a new file: read, then write
+    expect(order.splice(0)).toEqual(["get files", "got files", "add chunks", "put files"]);
+    await port.append("s", text("+second")); // remembered: writes go out with the check
+    expect(order.splice(0)).toEqual(["get files", "add chunks", "put files", "got files"]);
+    expect(decode(await port.read("s"))).toBe("first+second");
+  });
+
+  it("remembered metadata that another port made stale is redone from the stored file, in order", async () => {
+    const mine = freshPort();
+    const other = freshPort(dbNameOf(mine));
+    await mine.append("s", text("a"));
+    const abort = vi.spyOn(IDBTransaction.prototype, "abort");
+
+    await other.append("s", text("B"));
+    await mine.append("s", text("c"));
+    expect(abort).toHaveBeenCalledTimes(1); // the attempt built on the stale metadata
+    expect(decode(await other.read("s"))).toBe("aBc");
+
+    await other.write("s", text("new"));
+    await mine.append("s", text("d"));
+    expect(decode(await mine.read("s"))).toBe("newd");
+
+    await other.truncate("s", 2);
+    // Operations issued behind a redone batch still run after it: the read sees "e", "f" lands after it.
+    const [, seen] = await Promise.all([mine.append("s", text("e")), mine.read("s"), mine.append("s", text("f"))]);
+    expect(decode(seen)).toBe("nee");
+    expect(decode(await mine.read("s"))).toBe("neef");
+
+    await other.remove("s");
+    await Promise.all([mine.append("s", text("g")), mine.sync("s")]);
+    expect(decode(await other.read("s"))).toBe("g");
+    expect(await other.stat("s")).toMatchObject({ size: 1 });
+  });
+
   it("a range read loads only the chunks it overlaps", async () => {
     const port = freshPort();
-    const part = 40 << 10; // two parts do not fit in one top-up chunk: one chunk per part
+    const part = 40 << 10; // two parts would pass the tail limit: one record per part
     for (const letter of "abcd") await port.append("s", new Uint8Array(part).fill(letter.charCodeAt(0)));
     expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, part, 2 * part, 3 * part]);
     // Damage the first chunk behind the adapter's back: reads that need it must notice,

@@ -1,5 +1,6 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { opfsStorage, opfsWorkerStorage, type OpfsStorage } from "../../adapters/opfs/index.js";
+import { encodeWorkerName } from "../../adapters/opfs/worker-config.js";
 import { rpcClientStorage } from "../../adapters/rpc/index.js";
 import { isStorageError } from "../../src/port.js";
 import { describePortConformance } from "../shared/port-conformance.js";
@@ -22,6 +23,10 @@ function track<T extends OpfsStorage>(port: T): T {
 function pagePort(root = `${testRoot}/${crypto.randomUUID()}`): OpfsStorage {
   return track(opfsStorage({ root }));
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 afterAll(async () => {
   await Promise.all(ports.map((port) => port.close().catch(() => {})));
@@ -89,6 +94,28 @@ describe("opfs adapter", () => {
     expect((await port.list("dir")).map((entry) => entry.name)).toEqual(["s"]);
   });
 
+  it("finds files again after another tab removed and re-created their directory", async () => {
+    const root = `${testRoot}/${crypto.randomUUID()}`;
+    const port = pagePort(root);
+    await port.write("d/x", text("1"));
+    expect(decode(await port.read("d/x"))).toBe("1"); // the worker now remembers d's handle
+
+    const rootDir = await (await navigator.storage.getDirectory()).getDirectoryHandle(testRoot).then((dir) => dir.getDirectoryHandle(root.split("/")[1]!));
+    await rootDir.removeEntry("d", { recursive: true });
+    expect(await port.read("d/x")).toBeNull();
+    expect(await port.stat("d/x")).toBeNull();
+
+    const recreated = await rootDir.getDirectoryHandle("d", { create: true });
+    const writable = await (await recreated.getFileHandle("y", { create: true })).createWritable();
+    await writable.write(text("from the other tab"));
+    await writable.close();
+    expect(decode(await port.read("d/y"))).toBe("from the other tab");
+
+    await rootDir.removeEntry("d", { recursive: true });
+    await port.append("d/z", text("again")); // creates the directory anew
+    expect((await port.list("d")).map((entry) => entry.name)).toEqual(["z"]);
+  });
+
   it("appends cost the same on a large file (in place at the end, no copy)", async () => {
     const port = pagePort();
     await port.append("small", text("x"));
@@ -129,6 +156,28 @@ describe("opfs adapter", () => {
     } finally {
       await Promise.all([viaWorker.close(), onPage.close()]);
       await deleteBucket(bucket);
+    }
+  });
+
+  it("an append and the sync after it travel to the worker as one message and come back as one", async () => {
+    // The page side of opfsStorage(), built here so that its worker's messages can be watched.
+    const root = `${testRoot}/${crypto.randomUUID()}`;
+    const worker = new Worker(new URL("../../adapters/opfs/worker.js", import.meta.url), { type: "module", name: encodeWorkerName({ root }) });
+    const port = rpcClientStorage(worker);
+    try {
+      await port.append("s", text("a"));
+      const posted = vi.spyOn(worker, "postMessage");
+      const received: unknown[] = [];
+      worker.addEventListener("message", (event) => received.push(event.data));
+      await Promise.all([port.append("s", text("b")), port.sync("s")]);
+      expect(posted).toHaveBeenCalledTimes(1);
+      // The calls resolved in the client's listener; ours runs after it, within the same dispatch.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(received).toMatchObject([{ responses: [{ ok: true }, { ok: true }] }]);
+      expect(decode(await port.read("s"))).toBe("ab");
+    } finally {
+      await port.close();
+      worker.terminate();
     }
   });
 

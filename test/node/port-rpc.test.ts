@@ -59,11 +59,21 @@ function recordPosts(end: MessagePort): unknown[][] {
   return posts;
 }
 
-function payloadBytes(message: unknown): number {
-  const call = (message as RpcRequest).call as { data?: Uint8Array; content?: { data?: Uint8Array } };
-  const result = (message as { result?: { data?: Uint8Array } }).result;
-  return (call?.data ?? call?.content?.data ?? result?.data)?.byteLength ?? 0;
+/** The single requests or responses a message carries (a batch carries several). */
+function unbatch(message: unknown): unknown[] {
+  const { requests, responses } = message as { requests?: unknown[]; responses?: unknown[] };
+  return requests ?? responses ?? [message];
 }
+
+function payloadBytes(message: unknown): number {
+  return unbatch(message).reduce<number>((sum, single) => {
+    const call = (single as RpcRequest).call as { data?: Uint8Array; content?: { data?: Uint8Array } };
+    const result = (single as { result?: { data?: Uint8Array } }).result;
+    return sum + ((call?.data ?? call?.content?.data ?? result?.data)?.byteLength ?? 0);
+  }, 0);
+}
+
+const opsOf = (posts: unknown[][]) => posts.map(([message]) => unbatch(message).map((single) => (single as RpcRequest).call.op));
 
 describe("rpc adapter", () => {
   it("sends bytes as copies in pieces of at most chunkBytes, and a big write commits in one port.write", async () => {
@@ -79,8 +89,7 @@ describe("rpc adapter", () => {
 
     expect(checksum(read!)).toBe(checksum(data));
     expect(write).toHaveBeenCalledTimes(1);
-    const ops = requests.map(([request]) => (request as RpcRequest).call.op);
-    expect(ops).toEqual(["stage", "stage", "stage", "stage", "write", "read", "readMore", "readMore", "readMore"]);
+    expect(opsOf(requests).flat()).toEqual(["stage", "stage", "stage", "stage", "write", "read", "readMore", "readMore", "readMore"]);
     for (const args of [...requests, ...replies]) {
       expect(args).toHaveLength(1); // no transfer list
       expect(payloadBytes(args[0])).toBeLessThanOrEqual(MiB);
@@ -91,6 +100,85 @@ describe("rpc adapter", () => {
       const result = (message as { result?: { data?: Uint8Array } }).result;
       for (const data of [call?.data, result?.data]) if (data) expect(data.buffer.byteLength).toBe(data.byteLength);
     }
+  });
+
+  it("calls issued together reach the served port in call order, a staged append's included", async () => {
+    const server = memoryStorage();
+    const started: string[] = [];
+    for (const op of ["append", "write", "sync", "read"] as const) {
+      const original = server[op].bind(server) as (...args: unknown[]) => Promise<unknown>;
+      vi.spyOn(server, op).mockImplementation(((path: string, ...rest: unknown[]) => {
+        started.push(`${op} ${path}`);
+        return original(path, ...rest);
+      }) as never);
+    }
+    const { client } = overMessageChannel(server, { chunkBytes: 64 * KiB });
+    await client.write("a", text("0"));
+    started.length = 0;
+
+    // flush() issues its append and the sync without awaiting in between.
+    await Promise.all([client.append("a", text("1")), client.sync("a")]);
+    const big = pseudoRandomBytes(200 * KiB, 3); // travels in staged pieces first
+    const [, , , readBack] = await Promise.all([client.append("a", big), client.sync("a"), client.append("b", text("x")), client.read("a")]);
+
+    expect(started).toEqual(["append a", "sync a", "append a", "sync a", "append b", "read a"]);
+    expect(checksum(readBack!)).toBe(checksum(new Uint8Array([...text("01"), ...big])));
+  });
+
+  it("calls made in one turn travel as one message each way, within chunkBytes", async () => {
+    const server = memoryStorage();
+    const { client, clientEnd, serverEnd } = overMessageChannel(server, { chunkBytes: MiB });
+    await client.write("a", text("0"));
+    const requests = recordPosts(clientEnd);
+    const replies = recordPosts(serverEnd);
+
+    await Promise.all([client.append("a", text("1")), client.sync("a")]);
+    expect(opsOf(requests)).toEqual([["append", "sync"]]);
+    expect(replies).toHaveLength(1);
+
+    requests.length = 0;
+    const piece = pseudoRandomBytes(300 * KiB, 5);
+    await Promise.all(Array.from({ length: 10 }, () => client.append("a", piece)));
+    expect(opsOf(requests)).toEqual([...Array(3).fill(["append", "append", "append"]), ["append"]]);
+    for (const [message] of [...requests, ...replies]) expect(payloadBytes(message)).toBeLessThanOrEqual(MiB);
+    expect(await client.stat("a")).toMatchObject({ size: 2 + 10 * piece.length });
+  });
+
+  it("the server answers each request of a batch on its own: a malformed one fails alone", async () => {
+    const server = memoryStorage();
+    const { clientEnd } = overMessageChannel(server);
+    const answer = new Promise<unknown>((resolve) => clientEnd.once("message", resolve));
+    clientEnd.postMessage({
+      protocol: RPC_PROTOCOL,
+      requests: [
+        { protocol: RPC_PROTOCOL, id: 1, call: { op: "append", path: "a", content: { kind: "inline", data: text("x") } } },
+        { protocol: RPC_PROTOCOL, id: 2, call: { op: "append", path: "../a", content: { kind: "inline", data: text("y") } } },
+        { protocol: RPC_PROTOCOL, id: 3, call: { op: "format-disk" } },
+        { protocol: RPC_PROTOCOL, id: 4, call: { op: "read", path: "a", maxBytes: 10 } },
+      ],
+    });
+    expect(await answer).toMatchObject({
+      protocol: RPC_PROTOCOL,
+      responses: [
+        { id: 1, ok: true },
+        { id: 2, ok: false, error: { code: "invalid" } },
+        { id: 3, ok: false, error: { code: "invalid" } },
+        { id: 4, ok: true, result: { data: text("x") } },
+      ],
+    });
+    const refused = new Promise<unknown>((resolve) => clientEnd.once("message", resolve));
+    clientEnd.postMessage({ protocol: RPC_PROTOCOL, requests: "all of them" });
+    expect(await refused).toMatchObject({ id: null, ok: false, error: { code: "invalid" } });
+  });
+
+  it("one watchdog timer serves every pending call", async () => {
+    const setTimeoutSpy = vi.spyOn(globalThis, "setTimeout");
+    const silent = rpcClientStorage(() => new Promise(() => {}), { timeoutMs: 100 });
+    const calls = Array.from({ length: 50 }, (_, i) => silent.stat(`f${i}`));
+    const errors = await Promise.all(calls.map((call) => expectStorageError(call, "io")));
+    expect(errors[49]!.message).toMatch(/rpc stat f49: no reply .* within 100 ms/);
+    // One timer for the earliest deadline, and at most one more for calls made a moment later.
+    expect(setTimeoutSpy.mock.calls.length).toBeLessThanOrEqual(2);
   });
 
   it("keeps StorageError codes, messages and paths across the channel", async () => {
