@@ -189,52 +189,59 @@ export async function exportArchive(
 async function readMember(storage: StoragePort, path: string, leafId: string | undefined, sourceSize?: number): Promise<Member> {
   const raw = await storage.read(path, sourceSize === undefined ? undefined : { offset: 0, length: sourceSize });
   if (!raw) throw new ArchiveError("not-found", "no such session file", { member: path });
+  const common = { path, sourceSize: raw.length };
   if (leafId === undefined) {
+    // Hashed on the thread pool while the lines are checked here.
+    const sha256 = sha256Hex(raw);
+    sha256.catch(() => {});
     const scan = await scanSessionBytes(raw, path);
-    if (isCanonicalScan(scan)) return member(path, raw, raw.length, true, scan.header, scan.entryIds.length, scan.blobHashes, []);
+    if (isCanonicalScan(scan)) {
+      const { header, entryIds, blobHashes } = scan;
+      return member({ ...common, bytes: raw, sha256, verbatim: true, header, entries: entryIds.length, blobHashes, warnings: [] });
+    }
   }
   const parsed = await parseSessionBytes(raw, path);
-  if (leafId !== undefined) {
-    const branch = await extractBranch(parsed, leafId, path);
-    const bytes = encodeSession(branch.header, branch.entries);
-    return member(path, bytes, raw.length, false, branch.header, branch.entries.length, blobHashesOf(branch.entries), [], leafId);
-  }
+  const { header, entries } = leafId === undefined ? parsed : await extractBranch(parsed, leafId, path);
+  const bytes = encodeSession(header, entries);
   const warnings: string[] = [];
-  if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);
-  for (const problem of parsed.problems) warnings.push(`${path}: ${problem.message}`);
-  const bytes = encodeSession(parsed.header, parsed.entries);
-  return member(path, bytes, raw.length, false, parsed.header, parsed.entries.length, blobHashesOf(parsed.entries), warnings);
+  if (leafId === undefined) {
+    if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);
+    for (const problem of parsed.problems) warnings.push(`${path}: ${problem.message}`);
+  }
+  return member({ ...common, bytes, sha256: sha256Hex(bytes), verbatim: false, header, entries: entries.length, blobHashes: blobHashesOf(entries), warnings, leafId });
 }
 
-async function member(
-  path: string,
-  bytes: Uint8Array,
-  sourceSize: number,
-  verbatim: boolean,
-  header: SessionHeader,
-  entries: number,
-  blobHashes: string[],
-  warnings: string[],
-  leafId?: string,
-): Promise<Member> {
+async function member(fields: {
+  path: string;
+  bytes: Uint8Array;
+  sha256: Promise<string>;
+  sourceSize: number;
+  verbatim: boolean;
+  header: SessionHeader;
+  entries: number;
+  blobHashes: string[];
+  warnings: string[];
+  leafId?: string;
+}): Promise<Member> {
+  const { path, header, leafId } = fields;
   if (!SESSION_ID_PATTERN.test(header.id)) throw new ArchiveError("unsafe-name", `session id ${JSON.stringify(header.id)} cannot name an archive member`, { member: path });
   if (typeof header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member: path });
   return {
-    bytes,
-    sourceSize,
-    verbatim,
+    bytes: fields.bytes,
+    sourceSize: fields.sourceSize,
+    verbatim: fields.verbatim,
     manifest: {
       id: header.id,
       path: sessionMemberName(header.id),
       originalPath: path,
       cwd: header.cwd ?? "",
-      entries,
-      bytes: bytes.length,
-      sha256: await sha256Hex(bytes),
+      entries: fields.entries,
+      bytes: fields.bytes.length,
+      sha256: await fields.sha256,
       ...(leafId === undefined ? {} : { leafId }),
     },
-    blobHashes,
-    warnings,
+    blobHashes: fields.blobHashes,
+    warnings: fields.warnings,
   };
 }
 

@@ -9,7 +9,7 @@ import { Sha256 } from "./sha256.js";
 import { ArchiveError } from "./errors.js";
 import { resolveLimits, type ArchiveLimits } from "./limits.js";
 import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type ArchiveManifest, type ManifestSession } from "./manifest.js";
-import { countLines, countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
+import { countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
 import { openZip, type ArchiveSource, type OpenedZip, type ZipMember } from "./zip-read.js";
 
 export interface ArchiveProgress {
@@ -221,7 +221,8 @@ async function verifySession(zip: OpenedZip, entry: ManifestSession, limits: Arc
   const bytes = await inflating.done;
   const actual = hash.hex();
   if (actual !== entry.sha256) throw new ArchiveError("manifest-mismatch", `sha256 is ${actual}, the manifest says ${entry.sha256}`, { member });
-  const lines = countLines(bytes);
+  // The newlines the scan has not counted yet, and a last line without one (as countLines has it).
+  const lines = newlines + countNewlines(bytes, counted, bytes.length) + (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? 1 : 0);
   if (lines > limits.maxSessionLines) throw new ArchiveError("too-many-lines", `${lines} lines, over limit maxSessionLines ${limits.maxSessionLines}`, { member });
   const result = await scanned;
   if ("error" in result) throw result.error;
