@@ -422,12 +422,7 @@ async function commit(storage: StoragePort, blobStore: BlobStore, blobs: readonl
       WRITE_CONCURRENCY,
       async (blob) => {
         const path = blobStore.pathOf(blob.hash);
-        try {
-          await writeWithUndo(storage, path, await blob.read(), undo);
-        } catch (error) {
-          current = path;
-          throw error;
-        }
+        await failingAt(path, async () => writeWithUndo(storage, path, await blob.read(), undo));
         return path;
       },
       (path) => onProgress?.({ phase: "write", member: path, done: ++done, total }),
@@ -446,16 +441,10 @@ async function commit(storage: StoragePort, blobStore: BlobStore, blobs: readonl
     }
     const sync = storage.sync?.bind(storage);
     if (sync) {
-      await forEachInOrder([...new Set(undo.map((u) => u.path))], WRITE_CONCURRENCY, async (path) => {
-        try {
-          await sync(path);
-        } catch (error) {
-          current = path;
-          throw error;
-        }
-      });
+      await forEachInOrder([...new Set(undo.map((u) => u.path))], WRITE_CONCURRENCY, (path) => failingAt(path, () => sync(path)));
     }
-  } catch (error) {
+  } catch (thrown) {
+    const { path: member, cause: error } = thrown instanceof FailedAt ? thrown : { path: current, cause: thrown };
     const failedUndo: string[] = [];
     for (const step of undo.reverse()) {
       try {
@@ -466,11 +455,27 @@ async function commit(storage: StoragePort, blobStore: BlobStore, blobs: readonl
     }
     if (error instanceof ArchiveError) throw error;
     const cause = error as Error;
-    if (isStorageError(error, "locked")) throw new ArchiveError("conflict", `the session is open for writing elsewhere (${cause.message})`, { member: current, cause });
+    if (isStorageError(error, "locked")) throw new ArchiveError("conflict", `the session is open for writing elsewhere (${cause.message})`, { member, cause });
     const outcome = failedUndo.length === 0 ? "every change of this import was undone" : `undoing failed for ${failedUndo.join(", ")}`;
-    throw new ArchiveError("write-failed", `storage failed (${cause?.message ?? String(error)}); ${outcome}`, { member: current, cause });
+    throw new ArchiveError("write-failed", `storage failed (${cause?.message ?? String(error)}); ${outcome}`, { member, cause });
   } finally {
     for (const lock of locks) await lock.release().catch(() => {});
+  }
+}
+
+/** A failure and the path it happened at: writes run a few at a time, so the last path started is not it. */
+class FailedAt {
+  constructor(
+    readonly path: string,
+    readonly cause: unknown,
+  ) {}
+}
+
+async function failingAt<T>(path: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new FailedAt(path, error);
   }
 }
 

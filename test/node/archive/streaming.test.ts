@@ -228,24 +228,26 @@ describe("stored members and concurrent writes", () => {
     expect(await listing(empty.root)).toEqual([]);
   });
 
-  it("a write failing while others are under way: every write of the import is undone", async () => {
+  it("writes failing while others are under way: the first one is named, every write of the import is undone", async () => {
     const { archive } = await sessionWithImages(24);
     const target = await store();
     const before = await listing(target.root);
-    let writes = 0;
+    const written: string[] = [];
     const failing: StoragePort = {
       ...target.storage,
       kind: target.storage.kind,
       write: async (path, data) => {
-        const n = ++writes;
-        // Writes finish out of order; the 10th fails after others have started.
-        await new Promise((resolve) => setTimeout(resolve, (n * 7) % 11));
-        if (n === 10) throw new StorageError("io", "device error", { path });
+        const n = written.push(path);
+        // Writes finish out of order; the 10th fails while later ones are under way, and the
+        // 12th (started meanwhile) fails after it.
+        await new Promise((resolve) => setTimeout(resolve, n === 10 ? 30 : n === 12 ? 80 : (n * 7) % 11));
+        if (n === 10 || n === 12) throw new StorageError("io", `device error ${n}`, { path });
         return target.storage.write(path, data);
       },
     };
     const error = await importArchive(failing, archive).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "write-failed" });
+    const writes = written.length;
+    expect(error).toMatchObject({ code: "write-failed", member: written[9], message: expect.stringContaining("device error 10") });
     expect((error as Error).message).toContain("every change of this import was undone");
     expect(writes).toBeGreaterThan(10);
     expect(await listing(target.root)).toEqual(before);
