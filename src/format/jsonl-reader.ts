@@ -65,8 +65,10 @@ export async function scanJsonl(
   const problems: LineProblem[] = [];
   let line = (options.firstLine ?? 1) - 1;
   let readPos = start;
-  let bufStart = start; // file offset of carry[0]
-  let carry: Uint8Array | null = null;
+  let bufStart = start; // file offset of the first carried byte
+  // The unfinished last line, in pieces: joined once its newline arrives, so a line spanning many
+  // chunks is copied once, not once per chunk.
+  let carry: Uint8Array[] = [];
   let eof = false;
 
   const handle = (text: string) => {
@@ -85,12 +87,12 @@ export async function scanJsonl(
     if (chunk.length < want) eof = true;
     if (chunk.length === 0) break;
     readPos += chunk.length;
-    const buf: Uint8Array = carry ? concatAll([carry, chunk]) : chunk;
-    const lastNewline = buf.lastIndexOf(NEWLINE);
-    if (lastNewline < 0) {
-      carry = buf;
+    if (chunk.lastIndexOf(NEWLINE) < 0) {
+      carry.push(chunk);
       continue;
     }
+    const buf = carry.length > 0 ? concatAll([...carry, chunk]) : chunk;
+    const lastNewline = buf.lastIndexOf(NEWLINE);
     // One decode per chunk: a range that ends at "\n" always ends on a character boundary.
     const text = decoder.decode(buf.subarray(0, lastNewline));
     let from = 0;
@@ -100,14 +102,15 @@ export async function scanJsonl(
     }
     handle(from === 0 ? text : text.slice(from));
     bufStart += lastNewline + 1;
-    carry = lastNewline + 1 < buf.length ? buf.slice(lastNewline + 1) : null;
+    carry = lastNewline + 1 < buf.length ? [buf.slice(lastNewline + 1)] : [];
   }
 
   const completeBytes = bufStart;
   let tail: JsonlTail = { kind: "clean" };
   // A limited scan stops at whole lines; what is beyond the limit is not a tail.
-  if (carry && carry.length > 0 && (eof || options.limit === undefined)) {
-    const text = decoder.decode(carry);
+  const tailBytes = carry.length > 0 ? concatAll(carry) : null;
+  if (tailBytes && tailBytes.length > 0 && (eof || options.limit === undefined)) {
+    const text = decoder.decode(tailBytes);
     if (text.trim() !== "") {
       line++;
       const before = problems.length;
@@ -115,14 +118,14 @@ export async function scanJsonl(
       if (ok) tail = { kind: "missing-newline" };
       else {
         problems.length = before;
-        problems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${carry.length} bytes), likely a crash mid-append` });
-        tail = { kind: "torn", offset: bufStart, length: carry.length };
+        problems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
+        tail = { kind: "torn", offset: bufStart, length: tailBytes.length };
       }
     } else {
       tail = { kind: "missing-newline" };
     }
   }
-  return { bytes: bufStart + (carry?.length ?? 0), completeBytes, lines: line - ((options.firstLine ?? 1) - 1), problems, tail };
+  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, lines: line - ((options.firstLine ?? 1) - 1), problems, tail };
 }
 
 /** Parses one line; returns false when nothing could be recovered from it. */
