@@ -7,7 +7,7 @@ import { collectBlobRefs } from "../blobs/images.js";
 import { isSessionError } from "../errors.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "../format/jsonl-reader.js";
 import { headerVersion } from "../format/migrate.js";
-import { sessionHeaderSchema } from "../format/schema.js";
+import { checkEntry, sessionHeaderSchema } from "../format/schema.js";
 import { encodeJsonl, readSessionFile } from "../format/session-file.js";
 import { CURRENT_SESSION_VERSION, type LabelEntry, type SessionEntry, type SessionHeader } from "../format/types.js";
 import type { StoragePort } from "../port.js";
@@ -100,21 +100,26 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
       }
     },
   };
+  const invalid: LineProblem[] = [];
   const scan = await scanJsonl(
     port,
     MEMBER_PATH,
-    (record, _line, text) => {
+    (record, line, text) => {
       if (header === null) {
         header = checkedHeader(record, source);
         return;
       }
       if (record.type === "session") return;
+      // v1 entries have no ids yet; from v2 on, an entry must match its type's schema, as on load.
+      const check = headerVersion(header) >= 2 ? checkEntry(record) : { ok: true as const };
+      if (!check.ok) invalid.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}` });
       entryIds.push(record.id as string);
       if (text.includes(BLOB_REF_PREFIX)) collectBlobRefs(record, refs);
     },
     { chunkSize: SCAN_CHUNK_BYTES },
   );
-  const { problems, tail } = scan!;
+  const tail = scan!.tail;
+  const problems = [...scan!.problems, ...invalid].sort((a, b) => a.line - b.line);
   if (header === null) {
     if (problems.length === 0 && tail.kind !== "torn") throw new ArchiveError("bad-session", "empty file, not a session", { member: source });
     throw new ArchiveError("bad-session", `not a session file: ${problems[0]?.message ?? "no JSON record"}`, { member: source });

@@ -22,9 +22,6 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
 }
 
 export class BlobStore {
-  /** Hashes known to be stored, to skip a stat on repeated images. */
-  readonly #known = new Set<string>();
-
   constructor(
     readonly storage: StoragePort,
     readonly dir = "blobs",
@@ -34,15 +31,15 @@ export class BlobStore {
     return `${this.dir}/${hash}`;
   }
 
-  /** Stores `bytes` once; returns their ref. */
+  /**
+   * Stores `bytes` once; returns their ref. Always asks the storage (no cache): a blob may be
+   * deleted with the last session that referenced it, by this process or another.
+   */
   async put(bytes: Uint8Array): Promise<string> {
     const hash = await sha256Hex(bytes);
-    if (!this.#known.has(hash)) {
-      const path = this.pathOf(hash);
-      const existing = await this.storage.stat(path);
-      if (existing?.size !== bytes.length) await this.storage.write(path, bytes);
-      this.#known.add(hash);
-    }
+    const path = this.pathOf(hash);
+    const existing = await this.storage.stat(path);
+    if (existing?.size !== bytes.length) await this.storage.write(path, bytes);
     return BLOB_REF_PREFIX + hash;
   }
 

@@ -87,7 +87,9 @@ export function externalizeImages<T>(value: T, blobs: BlobStore): Promise<T> {
     value,
     async (data) => {
       const bytes = base64ToBytes(data);
-      return bytes ? blobs.put(bytes) : null; // not base64: keep it as written
+      // Only canonical base64 moves out: resolving gives canonical base64 back, so anything else
+      // (url-safe, unpadded, wrapped) would change on the round trip. Kept inline as written.
+      return bytes && bytesToBase64(bytes) === data ? blobs.put(bytes) : null;
     },
     isInlineLarge,
   );

@@ -146,9 +146,12 @@ async function migrate(run: Run): Promise<number> {
   if (before.migratedFrom !== null) {
     // No write bit at all means "keep this as it is", even for a user (root) whom the OS would let write.
     if (((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError(`${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
-    // The rewrite keeps only what loaded: say which lines it leaves behind.
+    // The rewrite keeps only what loaded: say which lines it leaves behind (the original stays in
+    // <file>.v<N>.bak when there are any).
     for (const problem of before.problems) {
-      if (problem.kind !== "glued") run.warn(`${ref.absolute}: line ${problem.line} is not carried over: ${problem.message.replace(/^line \d+: /, "")}`);
+      if (problem.kind !== "glued") {
+        run.warn(`${ref.absolute}: line ${problem.line} is not carried over (kept in ${ref.absolute}.v${fromVersion}.bak): ${problem.message.replace(/^line \d+: /, "")}`);
+      }
     }
     try {
       // A file outside a store stays self-contained: its images stay inline.

@@ -2,7 +2,7 @@
  * `verify`: everything wrong with a session file, each with its line number, read-only.
  */
 import nodePath from "node:path";
-import { BlobStore, checkEntry, collectBlobRefs, headerVersion, parseBlobRef, readSessionFile, scanJsonl, type LineProblem } from "../index.js";
+import { BlobStore, collectBlobRefs, headerVersion, parseBlobRef, readSessionFile, type LineProblem } from "../index.js";
 import { CliError } from "./errors.js";
 import { asCliError, type SessionFileRef } from "./store.js";
 
@@ -42,6 +42,8 @@ const LINE_PROBLEM_KIND: Record<LineProblem["kind"], VerifyProblemKind> = {
   "not-object": "bad-line",
   glued: "glued-line",
   torn: "torn-tail",
+  "invalid-entry": "invalid-entry",
+  "extra-header": "extra-header",
 };
 
 export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> {
@@ -53,20 +55,14 @@ export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> 
   }
   if (file.kind !== "session") throw new CliError(`${ref.absolute} is ${file.kind === "missing" ? "missing" : "empty"}, not a session file`);
 
-  // The loader does not keep line numbers: a second scan maps entries to their lines, skipping
-  // the header and extra headers exactly as the loader does.
-  const entryLines: number[] = [];
   const problems: VerifyProblem[] = [];
-  let records = 0;
-  await scanJsonl(ref.storage, ref.path, (record, line) => {
-    if (records++ === 0) return;
-    if (record.type === "session") problems.push({ kind: "extra-header", line, message: "a second session header (skipped on load)" });
-    else entryLines.push(line);
-  });
-  if (entryLines.length !== file.entries.length) throw new CliError(`${ref.absolute} changed while it was being verified`);
-
   for (const problem of file.problems) {
-    problems.push({ kind: LINE_PROBLEM_KIND[problem.kind], line: problem.line, message: problem.message.replace(/^line \d+: /, "") });
+    problems.push({
+      kind: LINE_PROBLEM_KIND[problem.kind],
+      line: problem.line,
+      ...(problem.entryId === undefined ? {} : { entryId: problem.entryId }),
+      message: problem.message.replace(/^line \d+: (invalid entry: )?/, ""),
+    });
   }
 
   const ids = new Set(file.entries.map((entry) => entry.id));
@@ -75,11 +71,8 @@ export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> 
   const blobPresent = new Map<string, boolean>();
   for (let i = 0; i < file.entries.length; i++) {
     const entry = file.entries[i]!;
-    const line = entryLines[i]!;
+    const line = file.entryLines[i]!;
     const at = (kind: VerifyProblemKind, message: string) => problems.push({ kind, line, entryId: entry.id, message });
-
-    const check = checkEntry(entry);
-    if (!check.ok) at("invalid-entry", check.problem);
 
     const seenAt = firstLineOfId.get(entry.id);
     if (seenAt !== undefined) at("duplicate-id", `id ${entry.id} is already used by the entry on line ${seenAt}`);

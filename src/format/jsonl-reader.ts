@@ -9,13 +9,17 @@ export type LineProblemKind =
   | "unparseable" // not JSON, skipped
   | "not-object" // JSON, but not an object, skipped
   | "glued" // several objects on one line, all recovered
-  | "torn"; // the last line has no newline and is not complete JSON: a crash mid-append
+  | "torn" // the last line has no newline and is not complete JSON: a crash mid-append
+  | "invalid-entry" // JSON, but not a valid entry of its type (see format/schema.ts), skipped
+  | "extra-header"; // a second session header (left by an old fork bug), skipped
 
 export interface LineProblem {
   /** 1-based line number (the header is line 1). */
   line: number;
   kind: LineProblemKind;
   message: string;
+  /** The id of an invalid entry, when it has one. */
+  entryId?: string;
 }
 
 /** How the file ends: cleanly, with a complete last line lacking "\n", or with a torn line. */

@@ -7,7 +7,7 @@ import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 import { concatAll } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
-import { sessionHeaderSchema } from "./schema.js";
+import { checkEntry, sessionHeaderSchema } from "./schema.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 export type SessionFileRead =
@@ -19,6 +19,8 @@ export interface LoadedSessionFile {
   kind: "session";
   header: SessionHeader;
   entries: SessionEntry[];
+  /** The 1-based line of each entry (parallel to `entries`). */
+  entryLines: number[];
   /** The version migrated from, or null when the file was current. */
   migratedFrom: number | null;
   problems: LineProblem[];
@@ -35,9 +37,11 @@ export interface LoadedSessionFile {
  */
 export async function readSessionFile(storage: StoragePort, path: string): Promise<SessionFileRead> {
   const records: Record<string, unknown>[] = [];
+  const lineOf = new Map<object, number>();
   const withRefs = new Set<object>();
-  const scan = await scanJsonl(storage, path, (record, _line, text) => {
+  const scan = await scanJsonl(storage, path, (record, line, text) => {
     records.push(record);
+    lineOf.set(record, line);
     if (text.includes(BLOB_REF_PREFIX)) withRefs.add(record);
   });
   if (!scan) return { kind: "missing" };
@@ -53,13 +57,34 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…})`, { path });
   }
   const migratedFrom = migrateRecords(records);
+  const problems = scan.problems.slice();
+  const entries: SessionEntry[] = [];
+  const entryLines: number[] = [];
+  for (const record of records.slice(1)) {
+    const line = lineOf.get(record)!;
+    if (record.type === "session") {
+      // Not an entry; pi skips it the same way.
+      problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
+      continue;
+    }
+    // An entry its type's schema rejects would break the tree or the context: skipped, reported.
+    const check = checkEntry(record);
+    if (check.ok) {
+      entries.push(record as unknown as SessionEntry);
+      entryLines.push(line);
+    } else {
+      const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
+      problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryId });
+    }
+  }
+  problems.sort((a, b) => a.line - b.line);
   return {
     kind: "session",
     header: records[0] as SessionHeader,
-    // A second header (left by an old fork bug) is not an entry; pi skips it the same way.
-    entries: records.slice(1).filter((r) => r.type !== "session") as unknown as SessionEntry[],
+    entries,
+    entryLines,
     migratedFrom,
-    problems: scan.problems,
+    problems,
     tail: scan.tail,
     size: scan.bytes,
     entriesWithBlobRefs: withRefs as ReadonlySet<SessionEntry>,

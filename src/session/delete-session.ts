@@ -38,9 +38,8 @@ export async function deleteSessionWithBlobs(storage: StoragePort, path: string,
   if (!(await storage.stat(path))) throw new StorageError("not-found", `no session at ${path}`, { path });
   const lock = await storage.acquireLock?.(path);
   try {
-    const prefix = `${baseName(path)}.`;
     const sideFiles = (await storage.list(parentDir(path)))
-      .filter((e) => e.kind === "file" && e.name.startsWith(prefix))
+      .filter((e) => e.kind === "file" && isSideFileOf(baseName(path), e.name))
       .map((e) => joinPath(parentDir(path), e.name));
     const doomed = [path, ...sideFiles];
 
@@ -90,4 +89,14 @@ async function* storeFiles(storage: StoragePort, dir: string, skip: ReadonlySet<
     if (entry.kind === "dir") yield* storeFiles(storage, path, skip);
     else yield path;
   }
+}
+
+/**
+ * The files sessionkit keeps beside a session: a torn tail it cut (`.torn-<ms>`), the original of a
+ * migration (`.v<N>.bak`), the bytes an import replaced (`.before-import-<ms>`). Named exactly, so
+ * nothing else beside the session (a backend's lock file, a user's file) is taken with it.
+ */
+function isSideFileOf(session: string, name: string): boolean {
+  if (!name.startsWith(`${session}.`)) return false;
+  return /^(torn-\d+|v\d+\.bak|before-import-\d+)$/.test(name.slice(session.length + 1));
 }

@@ -5,6 +5,7 @@
  * header changed (a rewrite) is read again in full.
  */
 import { z } from "zod";
+import { bytesToBase64 } from "../blobs/base64.js";
 import { scanJsonl } from "../format/jsonl-reader.js";
 import { sessionHeaderSchema } from "../format/schema.js";
 import type { SessionInfo } from "../format/types.js";
@@ -19,7 +20,9 @@ export interface ListOptions {
 }
 
 export const CATALOG_DIR = ".sessionkit/catalog";
-const CATALOG_VERSION = 1;
+const CATALOG_VERSION = 2;
+/** Bytes just before the resume offset kept in the catalog, to tell an append from a rewrite. */
+const FINGERPRINT_BYTES = 64;
 const HEADER_PROBE_BYTES = 64 * 1024;
 const CONCURRENCY = 8;
 
@@ -28,6 +31,7 @@ const catalogEntrySchema = z.object({
   mtimeMs: z.number(),
   offset: z.number(),
   header: z.string(),
+  fingerprint: z.string(),
   summary: z.looseObject({ valid: z.boolean(), records: z.number(), messageCount: z.number() }).transform((s) => s as unknown as SessionSummary),
 });
 const catalogSchema = z.object({ version: z.literal(CATALOG_VERSION), files: z.record(z.string(), catalogEntrySchema) });
@@ -59,15 +63,31 @@ async function readFirstLine(storage: StoragePort, path: string): Promise<string
   return new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline));
 }
 
-/** Brings one file's catalog entry up to date; reads only what it has not seen. */
+/** The bytes before `offset` (up to FINGERPRINT_BYTES), as base64. */
+async function fingerprintAt(storage: StoragePort, path: string, offset: number): Promise<string> {
+  const start = Math.max(0, offset - FINGERPRINT_BYTES);
+  return bytesToBase64((await storage.read(path, { offset: start, length: offset - start })) ?? new Uint8Array());
+}
+
+/**
+ * Brings one file's catalog entry up to date; reads only what it has not seen. It resumes only
+ * when the file still starts with the same header and still holds the same bytes before the
+ * resume offset: an append. Anything else (a rewrite) is read again in full.
+ */
 async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, previous: CatalogEntry | undefined): Promise<CatalogEntry> {
   if (previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs) return previous;
   const header = await readFirstLine(storage, path);
-  const resume = previous && previous.header === header && file.size >= previous.offset;
+  const resume =
+    previous !== undefined &&
+    previous.header === header &&
+    file.size >= previous.offset &&
+    (await fingerprintAt(storage, path, previous.offset)) === previous.fingerprint;
   const summary: SessionSummary = resume ? structuredClone(previous.summary) : emptySummary();
-  const offset = resume ? previous.offset : 0;
-  const scan = await scanJsonl(storage, path, (record) => addRecord(summary, record), { offset });
-  return { size: file.size, mtimeMs: file.mtimeMs, offset: scan?.completeBytes ?? 0, header, summary };
+  const scan = await scanJsonl(storage, path, (record) => addRecord(summary, record), { offset: resume ? previous.offset : 0 });
+  // A complete last line without "\n" is already in the summary: resume after it (whoever
+  // appends next starts with a newline or glues a line, and both read right from there).
+  const offset = scan === null ? 0 : scan.tail.kind === "missing-newline" ? scan.bytes : scan.completeBytes;
+  return { size: file.size, mtimeMs: file.mtimeMs, offset, header, fingerprint: await fingerprintAt(storage, path, offset), summary };
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -145,8 +165,9 @@ export async function findMostRecentSession(storage: StoragePort, dir: string): 
   const sorted = files.slice().sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const file of sorted) {
     const path = joinPath(dir, file.name);
+    const firstLine = await readFirstLine(storage, path); // a storage failure is not "no session"
     try {
-      if (sessionHeaderSchema.safeParse(JSON.parse(await readFirstLine(storage, path))).success) return path;
+      if (sessionHeaderSchema.safeParse(JSON.parse(firstLine)).success) return path;
     } catch {
       // not JSON: not a session
     }

@@ -96,8 +96,8 @@ export class SessionManager {
   #labels = new Map<string, LabelState>();
   #leafId: string | null = null;
   #hasAssistant = false;
-  /** The file holds the header and every entry appended so far. */
-  #flushed = false;
+  /** The file exists and holds the header and every entry appended so far (pi's "flushed"). */
+  #fileStarted = false;
   #problems: LineProblem[] = [];
   /** The version the loaded file was migrated from, null when it was current. */
   #migratedFrom: number | null = null;
@@ -217,7 +217,7 @@ export class SessionManager {
     const timestamp = nowIso();
     this.#header = { type: "session", version: CURRENT_SESSION_VERSION, id: this.#sessionId, timestamp, cwd: this.#cwd, parentSession: options.parentSession };
     this.#setEntries([]);
-    this.#flushed = false;
+    this.#fileStarted = false;
     this.#problems = [];
     this.#migratedFrom = null;
     this.#tailToRepair = null;
@@ -228,10 +228,19 @@ export class SessionManager {
   /** Switches to another session file (resume). */
   async setSessionFile(path: string): Promise<void> {
     this.#assertOpen();
-    await this.#load(path);
+    await this.#settle(); // writes queued for the current file land first, under its lock
+    const previous = this.#sessionFile;
+    try {
+      await this.#load(path);
+    } catch (error) {
+      if (previous && this.#persist) await this.#takeLock(previous).catch(() => {});
+      throw error;
+    }
   }
 
   async #load(path: string, cwdOverride?: string): Promise<void> {
+    // Locked before reading: what we read (a torn tail's offset) must still hold when we write.
+    if (this.#persist) await this.#takeLock(path);
     const file = await readSessionFile(this.#storage, path);
     if (file.kind !== "session") {
       // Missing or empty: a new session at this explicit path. An empty file holds nothing to
@@ -239,13 +248,11 @@ export class SessionManager {
       this.newSession();
       this.#sessionFile = path;
       if (file.kind === "empty" && this.#persist) {
-        this.#flushed = true;
+        this.#fileStarted = true;
         this.#enqueueFullWrite(path);
       }
-      await this.#lockEagerly();
       return this.#settle();
     }
-    if (this.#persist) await this.#takeLock(path);
     this.#sessionFile = path;
     this.#header = file.header;
     this.#sessionId = file.header.id;
@@ -255,7 +262,7 @@ export class SessionManager {
     for (const problem of file.problems) this.#options.onWarning(`${path}: ${problem.message}`);
     const entries = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(file.entries, file.entriesWithBlobRefs) : file.entries;
     this.#setEntries(entries);
-    this.#flushed = true;
+    this.#fileStarted = true;
     this.#tailToRepair = file.tail.kind === "clean" ? null : { path, tail: file.tail };
     if (file.migratedFrom !== null && this.#persist) {
       this.#tailToRepair = null; // the rewrite replaces the whole file
@@ -496,7 +503,7 @@ export class SessionManager {
     this.newSession({ parentSession: this.#persist ? previousFile : undefined });
     this.#setEntries([...kept, ...labels]);
     if (this.#persist && (this.#hasAssistant || !this.#options.deferUntilAssistant)) {
-      this.#flushed = true;
+      this.#fileStarted = true;
       this.#enqueueFullWrite(this.#sessionFile!);
     }
     return this.#persist ? this.#sessionFile : undefined;
@@ -522,10 +529,10 @@ export class SessionManager {
 
   #persistEntry(entry: SessionEntry): void {
     if (!this.#persist || !this.#sessionFile) return;
-    if (this.#flushed) {
+    if (this.#fileStarted) {
       this.#enqueueAppend(this.#sessionFile, entry);
     } else if (this.#hasAssistant || !this.#options.deferUntilAssistant) {
-      this.#flushed = true;
+      this.#fileStarted = true;
       this.#enqueueFullWrite(this.#sessionFile);
     }
   }
@@ -551,7 +558,7 @@ export class SessionManager {
     this.#options.onWarning(latched.message);
   }
 
-  /** Appends made in one turn of the event loop share one storage append. */
+  /** Appends made before the batch's queued write starts share one storage append. */
   #enqueueAppend(path: string, entry: SessionEntry): void {
     const open = this.#openBatch;
     if (open && open.path === path) {
@@ -603,6 +610,13 @@ export class SessionManager {
   async #repairTail(path: string, tail: JsonlTail): Promise<string> {
     if (tail.kind === "missing-newline") return "\n";
     if (tail.kind !== "torn") return "";
+    const size = (await this.#storage.stat(path))?.size;
+    if (size !== tail.offset + tail.length) {
+      // Someone wrote since we read (a writer that ignores our lock, such as pi): cut nothing we
+      // have not seen; start our lines on a line of their own.
+      this.#options.onWarning(`${path}: changed since it was read; its torn last line was left in place`);
+      return "\n";
+    }
     const torn = await this.#storage.read(path, { offset: tail.offset, length: tail.length });
     const side = `${path}.torn-${Date.now()}`;
     await this.#storage.write(side, torn ?? new Uint8Array());
@@ -611,9 +625,9 @@ export class SessionManager {
     return "";
   }
 
-  async #encode(records: readonly unknown[], prefix = ""): Promise<Uint8Array> {
+  async #encode(records: readonly unknown[], prefix = "", options = { truncate: this.#options.truncateLargeContent }): Promise<Uint8Array> {
     const prepared: unknown[] = [];
-    for (const record of records) prepared.push(await this.#prepare(record));
+    for (const record of records) prepared.push(await this.#prepare(record, options.truncate));
     const bytes = encodeJsonl(prepared);
     if (!prefix) return bytes;
     const head = new TextEncoder().encode(prefix);
@@ -623,8 +637,8 @@ export class SessionManager {
     return out;
   }
 
-  async #prepare(record: unknown): Promise<unknown> {
-    let out = this.#options.truncateLargeContent ? prepareValueForPersistence(record) : record;
+  async #prepare(record: unknown, truncate: boolean): Promise<unknown> {
+    let out = truncate ? prepareValueForPersistence(record) : record;
     if (this.#options.externalizeImages) out = await externalizeImages(out, this.#blobs);
     return out;
   }
@@ -640,7 +654,8 @@ export class SessionManager {
     const backup = `${path}.v${fromVersion}.bak`;
     await this.#storage.write(backup, original);
     await this.#storage.sync?.(backup);
-    await this.#storage.write(path, await this.#encode([this.#header, ...entries]));
+    // Truncation would drop text the old file holds: a migration only externalizes images.
+    await this.#storage.write(path, await this.#encode([this.#header, ...entries], "", { truncate: false }));
     await this.#storage.sync?.(path);
     if (keepBackup) {
       this.#options.onWarning(`${path}: migrated from v${fromVersion}; skipped lines are kept in ${backup}`);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSamples, LEGACY_SOURCE, type SampleSession, type SampleStore } from "../../scripts/build-samples.js";
 import { stringifyJson, writeJson } from "../../src/cli/json.js";
-import { base64ToBytes, buildSessionContext, prepareValueForPersistence, SessionManager, sha256Hex, type SessionTreeNode } from "../../src/index.js";
+import { base64ToBytes, buildSessionContext, SessionManager, sha256Hex, type SessionTreeNode } from "../../src/index.js";
 import { bundleCli, REPO, runCli, type CliOptions, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 
@@ -409,12 +409,14 @@ describe("verify", () => {
     const result = await cli(["--root", damagedRoot, "verify", file]);
     expect(result.code).toBe(1);
     const report = result.stdout.trimEnd().split("\n");
-    expect(report[0]).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: 7 problems \\(v3, 10 entries, 2 blob refs\\)$`));
+    expect(report[0]).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: 8 problems \\(v3, 9 entries, 2 blob refs\\)$`));
     expect(report.slice(1)).toEqual([
       `  line ${screenshotLines[0]}, entry ${entries[0]!.id}: missing-blob: blob:sha256:${screenshotRef}: ${join(damagedRoot, "blobs", screenshotRef)} does not exist`,
       expect.stringMatching(/^ {2}line 4: bad-line: not JSON/),
       `  line 6, entry ${orphan.id}: dangling-parent: parent 0badf00d is not in the file`,
       expect.stringMatching(new RegExp(`^ {2}line 8, entry ${invalid.id}: invalid-entry: message: message: `)),
+      // The invalid entry is left out on load, so its child's parent is gone.
+      `  line 9, entry ${entries[6]!.id}: dangling-parent: parent ${invalid.id} is not in the file`,
       `  line ${screenshotLines[1]}, entry ${entries[6]!.id}: missing-blob: blob:sha256:${screenshotRef}: ${join(damagedRoot, "blobs", screenshotRef)} does not exist`,
       `  line ${lines.length}, entry ${entries[1]!.id}: duplicate-id: id ${entries[1]!.id} is already used by the entry on line 3`,
       expect.stringMatching(new RegExp(`^ {2}line ${lines.length + 1}: torn-tail: incomplete last line`)),
@@ -423,12 +425,13 @@ describe("verify", () => {
     const json = await cli(["--root", damagedRoot, "verify", file, "--json"]);
     expect(json.code).toBe(1);
     const parsed = JSON.parse(json.stdout) as { problems: Array<{ kind: string; line: number; entryId?: string }> };
-    expect(parsed).toMatchObject({ file, version: 3, migratesTo: null, entries: 10, blobRefs: 2 });
+    expect(parsed).toMatchObject({ file, version: 3, migratesTo: null, entries: 9, blobRefs: 2 });
     expect(parsed.problems.map((p) => [p.kind, p.line, p.entryId])).toEqual([
       ["missing-blob", screenshotLines[0], entries[0]!.id],
       ["bad-line", 4, undefined],
       ["dangling-parent", 6, orphan.id],
       ["invalid-entry", 8, invalid.id],
+      ["dangling-parent", 9, entries[6]!.id],
       ["missing-blob", screenshotLines[1], entries[6]!.id],
       ["duplicate-id", lines.length, entries[1]!.id],
       ["torn-tail", lines.length + 1, undefined],
@@ -452,8 +455,8 @@ describe("migrate", () => {
     const header = JSON.parse((await readFile(file, "utf8")).split("\n")[0]!);
     expect(header.version).toBe(3);
     expect((await openLoose(file)).getEntries().every((entry) => typeof entry.id === "string" && entry.parentId !== undefined)).toBe(true);
-    // The rewrite applies the persistence rules (pi's streaming leftovers such as partialJson go).
-    expect(JSON.parse((await sk("context", file, "--json")).stdout)).toEqual(toJson(prepareValueForPersistence(JSON.parse(before.stdout))));
+    // A migration loses nothing: no truncation, pi's streaming leftovers such as partialJson stay.
+    expect(JSON.parse((await sk("context", file, "--json")).stdout)).toEqual(JSON.parse(before.stdout));
 
     const digest = await sha256(file);
     const again = await sk("migrate", file, "--json");

@@ -210,6 +210,16 @@ const cases: HostileCase[] = [
     message: /line 4: not JSON/,
   },
   {
+    name: "a session entry that its type's schema rejects (a message without its message)",
+    build: () =>
+      withSessionBytes((text) =>
+        text.split("\n").toSpliced(3, 0, '{"type":"message","id":"deadbeef","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}').join("\n"),
+      ),
+    code: "bad-session",
+    member: () => sessionMember,
+    message: /line 4: invalid entry: message: message/,
+  },
+  {
     name: "a session whose header id is not its member's",
     build: () => withSessionBytes((text) => text.replace(sessionId, "0".repeat(8) + sessionId.slice(8))),
     code: "bad-session",
