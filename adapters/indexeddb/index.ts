@@ -447,27 +447,37 @@ class BatchTransaction {
    */
   async apply(callers: QueuedOperation[], steps: BatchStep[], release: () => void): Promise<(StorageError | undefined)[]> {
     const failures = new Map<QueuedOperation, StorageError>();
+    // Rejects when the transaction aborts. Requests still pending then need not ever report back
+    // (Chromium: after `commit()`, a QuotaExceededError abort leaves them unsettled), so every
+    // await of the attempt is raced against it.
+    const aborted = new Promise<never>((_, reject) => this.tx.done.catch(reject));
+    const attempt = this.applySteps(steps, failures, release);
+    attempt.catch(() => {}); // may reject after the abort has already decided the outcome
     try {
-      for (const step of steps) {
-        try {
-          await this.step(step.operation);
-        } catch (error) {
-          if (!(error instanceof StorageError)) throw error;
-          for (const caller of step.callers) failures.set(caller, error);
-        }
-      }
-      // A strict commit is a barrier only if the transaction writes something.
-      if (this.writes.length === 0 && steps.some((step) => step.operation.kind === "sync")) this.rewriteMeta(steps);
-      await this.checked();
-      release();
-      // Every request is issued: commit now instead of after our callbacks for them have run.
-      this.tx.commit();
-      await Promise.all(this.writes);
+      await Promise.race([attempt, aborted]);
     } catch (error) {
       // A request that failed because the remembered metadata was stale says little: redo.
       throw this.stale ? new StaleMeta() : error;
     }
     return callers.map((caller) => failures.get(caller));
+  }
+
+  private async applySteps(steps: BatchStep[], failures: Map<QueuedOperation, StorageError>, release: () => void): Promise<void> {
+    for (const step of steps) {
+      try {
+        await this.step(step.operation);
+      } catch (error) {
+        if (!(error instanceof StorageError)) throw error;
+        for (const caller of step.callers) failures.set(caller, error);
+      }
+    }
+    // A strict commit is a barrier only if the transaction writes something.
+    if (this.writes.length === 0 && steps.some((step) => step.operation.kind === "sync")) this.rewriteMeta(steps);
+    await this.checked();
+    release();
+    // Every request is issued: commit now instead of after our callbacks for them have run.
+    this.tx.commit();
+    await Promise.all(this.writes);
   }
 
   private async step(operation: BatchOperation): Promise<void> {
