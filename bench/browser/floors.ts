@@ -20,7 +20,7 @@ export interface IdbFloor {
   relaxedTopUpMs: number;
 }
 
-/** The adapter's TOP_UP_BYTES: small appends rewrite the last chunk while it stays this small. */
+/** The record size the IndexedDB adapter used to top up in place (before it appended a record per append): the floor of that earlier design. */
 const TOP_UP_BYTES = 64 << 10;
 
 function result<T>(request: IDBRequest<T>): Promise<T> {

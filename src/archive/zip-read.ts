@@ -23,6 +23,7 @@ import { crc32 } from "./crc32.js";
 import { ArchiveError, type ArchiveErrorCode } from "./errors.js";
 import { RATIO_EXEMPT_BYTES, type ArchiveLimits } from "./limits.js";
 import { classifyMember, unsafeNameRule, type MemberKind } from "./manifest.js";
+import { concatAll } from "../format/bytes.js";
 
 /**
  * Where an archive is read from. Reading a zip needs random access (its directory is at the end):
@@ -266,13 +267,7 @@ async function bufferStream(stream: ReadableStream<Uint8Array>, maxBytes: number
     }
     parts.push(value);
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatAll(parts);
 }
 
 function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {

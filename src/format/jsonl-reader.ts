@@ -33,7 +33,6 @@ export interface JsonlScan {
   bytes: number;
   /** Byte offset just past the last complete ("\n"-terminated) line. */
   completeBytes: number;
-  lines: number;
   problems: LineProblem[];
   tail: JsonlTail;
 }
@@ -41,12 +40,8 @@ export interface JsonlScan {
 export interface JsonlScanOptions {
   /** Byte offset to start at (must be a line start). */
   offset?: number;
-  /** Stop after this many bytes (rounded down to whole lines); the rest is left unread. */
-  limit?: number;
   /** Range size per read. */
   chunkSize?: number;
-  /** Line number of the first line read (for scans that start mid-file). */
-  firstLine?: number;
 }
 
 const NEWLINE = 0x0a;
@@ -64,10 +59,9 @@ export async function scanJsonl(
 ): Promise<JsonlScan | null> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
   const start = options.offset ?? 0;
-  const end = options.limit === undefined ? Infinity : start + options.limit;
   const decoder = new TextDecoder();
   const problems: LineProblem[] = [];
-  let line = (options.firstLine ?? 1) - 1;
+  let line = 0;
   let readPos = start;
   let bufStart = start; // file offset of the first carried byte
   // The unfinished last line, in pieces: joined once its newline arrives, so a line spanning many
@@ -81,14 +75,13 @@ export async function scanJsonl(
     parseLine(text, line, onRecord, problems);
   };
 
-  while (!eof && readPos < end) {
-    const want = Math.min(chunkSize, end - readPos);
-    const chunk = await port.read(path, { offset: readPos, length: want });
+  while (!eof) {
+    const chunk = await port.read(path, { offset: readPos, length: chunkSize });
     if (chunk === null) {
       if (readPos === start) return null;
       break;
     }
-    if (chunk.length < want) eof = true;
+    if (chunk.length < chunkSize) eof = true;
     if (chunk.length === 0) break;
     readPos += chunk.length;
     if (chunk.lastIndexOf(NEWLINE) < 0) {
@@ -111,9 +104,8 @@ export async function scanJsonl(
 
   const completeBytes = bufStart;
   let tail: JsonlTail = { kind: "clean" };
-  // A limited scan stops at whole lines; what is beyond the limit is not a tail.
   const tailBytes = carry.length > 0 ? concatAll(carry) : null;
-  if (tailBytes && tailBytes.length > 0 && (eof || options.limit === undefined)) {
+  if (tailBytes && tailBytes.length > 0) {
     const text = decoder.decode(tailBytes);
     if (text.trim() !== "") {
       line++;
@@ -129,7 +121,7 @@ export async function scanJsonl(
       tail = { kind: "missing-newline" };
     }
   }
-  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, lines: line - ((options.firstLine ?? 1) - 1), problems, tail };
+  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, problems, tail };
 }
 
 /** Parses one line; returns false when nothing could be recovered from it. */

@@ -25,8 +25,6 @@ export interface LoadedSessionFile {
   migratedFrom: number | null;
   problems: LineProblem[];
   tail: JsonlTail;
-  /** Bytes read (the file size at read time). */
-  size: number;
   /** Entries whose line holds a blob ref (the only ones that need resolving). */
   entriesWithBlobRefs: ReadonlySet<SessionEntry>;
 }
@@ -86,7 +84,6 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     migratedFrom,
     problems,
     tail: scan.tail,
-    size: scan.bytes,
     entriesWithBlobRefs: withRefs as ReadonlySet<SessionEntry>,
   };
 }

@@ -135,11 +135,6 @@ export interface ModeChangeEntry extends EntryBase {
   data?: unknown;
 }
 
-/** An entry of a type this kit does not know: kept verbatim, placed in the tree, never in context. */
-export interface UnknownEntry extends EntryBase {
-  type: string;
-}
-
 export type KnownSessionEntry =
   | MessageEntry
   | ThinkingLevelChangeEntry
@@ -155,21 +150,6 @@ export type KnownSessionEntry =
   | ModeChangeEntry;
 
 export type SessionEntry = KnownSessionEntry;
-
-export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set([
-  "message",
-  "thinking_level_change",
-  "model_change",
-  "compaction",
-  "branch_summary",
-  "custom",
-  "custom_message",
-  "label",
-  "session_info",
-  "ttsr_injection",
-  "session_init",
-  "mode_change",
-]);
 
 export interface SessionTreeNode {
   entry: SessionEntry;

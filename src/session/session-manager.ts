@@ -55,8 +55,6 @@ export interface SessionManagerOptions {
   truncateLargeContent?: boolean;
   /** Take the storage's writer lock for each file written. Default true. */
   lock?: boolean;
-  /** Storage directory of blobs. Default "blobs". */
-  blobDir?: string;
   /** Non-fatal findings: skipped lines, missing blobs, repaired tails. */
   onWarning?: (message: string) => void;
 }
@@ -124,10 +122,9 @@ export class SessionManager {
       resolveImages: options.resolveImages ?? "eager",
       truncateLargeContent: options.truncateLargeContent ?? true,
       lock: options.lock ?? true,
-      blobDir: options.blobDir ?? "blobs",
       onWarning: options.onWarning ?? (() => {}),
     };
-    this.#blobs = new BlobStore(storage, this.#options.blobDir);
+    this.#blobs = new BlobStore(storage);
   }
 
   // ===========================================================================
