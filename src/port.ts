@@ -113,3 +113,43 @@ export function baseName(path: string): string {
 export function joinPath(...parts: string[]): string {
   return parts.filter((p) => p !== "").join("/");
 }
+
+/** Throws StorageError "invalid" unless the range has a non-negative integer offset and length. */
+export function checkByteRange(path: string, range: ByteRange | undefined): void {
+  if (range === undefined) return;
+  const { offset, length } = range;
+  const validOffset = Number.isSafeInteger(offset) && offset >= 0;
+  const validLength = length === undefined || (Number.isSafeInteger(length) && length >= 0);
+  if (!validOffset || !validLength) {
+    throw new StorageError("invalid", `invalid byte range ${JSON.stringify(range)} for ${JSON.stringify(path)}`, { path });
+  }
+}
+
+/** The [start, end) byte positions a range covers in a file of `size` bytes. */
+export function clampByteRange(range: ByteRange | undefined, size: number): [number, number] {
+  if (range === undefined) return [0, size];
+  const start = Math.min(range.offset, size);
+  return [start, range.length === undefined ? size : Math.min(size, start + range.length)];
+}
+
+/**
+ * The direct children of `dir` ("" is the root) among `files`; a directory's mtime is the newest
+ * mtime of the files below it. Sorted by name.
+ */
+export function listChildren(dir: string, files: Iterable<{ path: string; size: number; mtimeMs: number }>): DirEntry[] {
+  const prefix = dir === "" ? "" : `${dir}/`;
+  const children = new Map<string, DirEntry>();
+  for (const file of files) {
+    if (!file.path.startsWith(prefix)) continue;
+    const rest = file.path.slice(prefix.length);
+    const slash = rest.indexOf("/");
+    if (slash < 0) {
+      children.set(rest, { name: rest, kind: "file", size: file.size, mtimeMs: file.mtimeMs });
+      continue;
+    }
+    const name = rest.slice(0, slash);
+    const seen = children.get(name);
+    if (!seen || seen.mtimeMs < file.mtimeMs) children.set(name, { name, kind: "dir", size: 0, mtimeMs: file.mtimeMs });
+  }
+  return [...children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

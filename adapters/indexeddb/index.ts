@@ -42,14 +42,15 @@ import {
   StorageError,
   checkStoragePath,
   parentDir,
+  checkByteRange,
+  clampByteRange,
+  listChildren,
   type ByteRange,
   type DirEntry,
   type FileStat,
   type StorageLock,
   type StoragePort,
 } from "../../src/port.js";
-import { checkByteRange, clampByteRange } from "../byte-range.js";
-import { listChildren } from "../flat-listing.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 

@@ -8,14 +8,15 @@ import {
   StorageError,
   checkStoragePath,
   parentDir,
+  checkByteRange,
+  clampByteRange,
+  listChildren,
   type ByteRange,
   type DirEntry,
   type FileStat,
   type StorageLock,
   type StoragePort,
 } from "../../src/port.js";
-import { checkByteRange, clampByteRange } from "../byte-range.js";
-import { listChildren } from "../flat-listing.js";
 
 export type MemoryStorage = StoragePort & {
   readonly kind: "memory";

@@ -13,13 +13,14 @@ import {
   StorageError,
   baseName,
   checkStoragePath,
+  checkByteRange,
+  clampByteRange,
   type ByteRange,
   type DirEntry,
   type FileStat,
   type StorageLock,
   type StoragePort,
 } from "../../src/port.js";
-import { checkByteRange, clampByteRange } from "../byte-range.js";
 
 export interface NodeFsStorageOptions {
   /** Directory that holds everything; "~/" expands to the home directory. Created on first write. */
@@ -48,7 +49,7 @@ interface LockOwner {
 }
 
 export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
-  const root = expandRoot(options.root);
+  const root = nodePath.resolve(expandHome(options.root));
   /** path -> open "a" handle; Map order is recency order (oldest first). */
   const appendHandles = new Map<string, FileHandle>();
   /** path -> tail of the chain of operations that change that file, so they run in call order. */
@@ -328,9 +329,9 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
   };
 }
 
-function expandRoot(root: string): string {
-  if (root === "~" || root.startsWith("~/")) return nodePath.resolve(os.homedir(), root.slice(2));
-  return nodePath.resolve(root);
+/** "~" and "~/…" name the home directory; other paths are returned as they are. */
+export function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? nodePath.join(os.homedir(), path.slice(2)) : path;
 }
 
 async function createExclusive(file: string, text: string): Promise<void> {

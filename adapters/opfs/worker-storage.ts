@@ -22,13 +22,14 @@ import {
   baseName,
   checkStoragePath,
   parentDir,
+  checkByteRange,
+  clampByteRange,
   type ByteRange,
   type DirEntry,
   type FileStat,
   type StorageLock,
   type StoragePort,
 } from "../../src/port.js";
-import { checkByteRange, clampByteRange } from "../byte-range.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 

@@ -3,7 +3,7 @@
  * parse bytes that are not in any store yet, and holds the blobs of plain files until an import
  * commits. (The core may not import adapters/memory.)
  */
-import { StorageError, checkStoragePath, type DirEntry, type StoragePort } from "../port.js";
+import { StorageError, checkStoragePath, clampByteRange, listChildren, type StoragePort } from "../port.js";
 import { concatAll } from "../format/bytes.js";
 
 export interface BytesPort extends StoragePort {
@@ -19,9 +19,8 @@ export function bytesPort(initial: Iterable<[string, Uint8Array]> = []): BytesPo
     async read(path, range) {
       const file = files.get(checkStoragePath(path));
       if (!file) return null;
-      if (!range) return file;
-      const start = Math.min(range.offset, file.length);
-      return file.subarray(start, range.length === undefined ? file.length : Math.min(file.length, start + range.length));
+      const [start, end] = clampByteRange(range, file.length);
+      return file.subarray(start, end);
     },
     async stat(path) {
       const file = files.get(checkStoragePath(path));
@@ -29,15 +28,7 @@ export function bytesPort(initial: Iterable<[string, Uint8Array]> = []): BytesPo
     },
     async list(dir) {
       checkStoragePath(dir, { allowRoot: true });
-      const out = new Map<string, DirEntry>();
-      for (const [path, bytes] of files) {
-        if (dir !== "" && !path.startsWith(dir + "/")) continue;
-        const rest = dir === "" ? path : path.slice(dir.length + 1);
-        const slash = rest.indexOf("/");
-        const name = slash < 0 ? rest : rest.slice(0, slash);
-        out.set(name, slash < 0 ? { name, kind: "file", size: bytes.length, mtimeMs } : { name, kind: "dir", size: 0, mtimeMs });
-      }
-      return [...out.values()];
+      return listChildren(dir, Array.from(files, ([path, bytes]) => ({ path, size: bytes.length, mtimeMs })));
     },
     async append(path, data) {
       files.set(checkStoragePath(path), concatAll([files.get(path) ?? new Uint8Array(), data.slice()]));

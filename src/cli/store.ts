@@ -3,9 +3,8 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
-import os from "node:os";
 import nodePath from "node:path";
-import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
+import { expandHome, nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
 import { findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../index.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
@@ -14,8 +13,7 @@ import { oneLine } from "./render.js";
 /** The storage root: --root, else $PI_CODING_AGENT_DIR (as pi reads it), else ~/.pi/agent. */
 export function resolveRoot(rootFlag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
   const raw = rootFlag ?? (env.PI_CODING_AGENT_DIR || "~/.pi/agent");
-  const expanded = raw === "~" ? os.homedir() : raw.startsWith("~/") ? nodePath.join(os.homedir(), raw.slice(2)) : raw;
-  return nodePath.resolve(cwd, expanded);
+  return nodePath.resolve(cwd, expandHome(raw));
 }
 
 /** The file's stat, null when nothing is there; any other failure is an error naming the path. */
