@@ -275,6 +275,20 @@ describe("export options", () => {
     expect((await readdir(looseDir)).sort()).toEqual(["images.jsonl", "images.zip"]);
   });
 
+  it("an existing -o file is replaced only with --force", async () => {
+    const dir = await freshDir("force");
+    const out = join(dir, "two.zip");
+    await writeFile(out, "an archive the user keeps");
+    const refused = await sk("export", sample("custom").id, "-o", out);
+    expect(refused).toMatchObject({ code: 2, stdout: "", stderr: `sessionkit: export: ${out} exists: not replacing it (use --force to replace it)\n` });
+    expect(await readFile(out, "utf8")).toBe("an archive the user keeps");
+    expect(await readdir(dir)).toEqual(["two.zip"]);
+    const forced = await sk("export", sample("custom").id, "-o", out, "--force", "--json");
+    expect(forced.code).toBe(0);
+    expect(parsed<ExportSummary>(forced).sessions.map((s) => s.id)).toEqual([sample("custom").id]);
+    expect((await readFile(out)).subarray(0, 4)).toEqual(Buffer.from("PK\x03\x04", "latin1"));
+  });
+
   it("a failure mid-archive leaves no half archive and the previous output as it was", async () => {
     // A copy of the store whose first blob no longer hashes to its name: export fails on it,
     // after the sessions were written to the stream.
@@ -286,7 +300,7 @@ describe("export options", () => {
     const dir = await freshDir("kept");
     const out = join(dir, "images.zip");
     await writeFile(out, "the previous archive");
-    const result = await skIn(corrupt, "export", join(corrupt, sample("images").path), "-o", out);
+    const result = await skIn(corrupt, "export", join(corrupt, sample("images").path), "-o", out, "--force");
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^sessionkit: export: ${blob}: the stored blob hashes to [0-9a-f]{64}: the store is corrupt \\[blob-hash\\]\n$`));
     expect(await readdir(dir)).toEqual(["images.zip"]);
@@ -485,10 +499,10 @@ describe("progress", () => {
 });
 
 describe("usage and errors", () => {
-  it("bad usage: one line and the usage on stderr, exit 2", async () => {
+  it("bad usage: one line with a pointer to --help on stderr, exit 2", async () => {
     const cases = [
       [["export", "x"], "export needs -o FILE (the archive to write)"],
-      [["export", "-o", "out.zip"], "export needs a file or session id"],
+      [["export", "-o", "out.zip"], "export needs a session file or id prefix"],
       [["export", "a", "b", "--leaf", "x", "-o", "out.zip"], "--leaf applies to a single session, got 2"],
       [["import"], "import needs an archive, a session file or a directory"],
       [["import", "a.zip", "b.zip"], "import takes one argument, got 2"],
@@ -499,15 +513,14 @@ describe("usage and errors", () => {
     const results = await Promise.all(cases.map(([args]) => cli([...args])));
     for (const [i, result] of results.entries()) {
       expect(result.code).toBe(2);
-      expect(result.stderr.split("\n")[0]).toBe(`sessionkit: ${cases[i]![1]}`);
-      expect(result.stderr).toContain("Usage: sessionkit [--root DIR] <command> [options]");
+      expect(result.stderr).toBe(`sessionkit: ${cases[i]![1]} (see sessionkit --help)\n`);
     }
   });
 
   it("--help describes export, import and verify of archives, and the exit codes", async () => {
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const text of ["  export <file|id>... -o FILE", "--leaf ID", "--no-blobs", "  import <archive.zip|file.jsonl|dir>", "--on-conflict POLICY", "--dry-run", "verify <file|archive.zip>", "exits 2", "1 verify found problems (or an invalid archive)"]) {
+    for (const text of ["  export <session>... -o FILE", "--leaf ID", "--no-blobs", "  import <archive.zip|file.jsonl|dir>", "--on-conflict POLICY", "--dry-run", "verify <session|archive.zip>", "exits 2", "1 verify found problems (or an invalid archive)"]) {
       expect(help.stdout).toContain(text);
     }
   });
@@ -521,7 +534,7 @@ describe("usage and errors", () => {
     const dir = await freshDir("self");
     const session = join(dir, "session.jsonl");
     await copyFile(fileOf("custom"), session);
-    const self = await sk("export", session, "-o", session);
+    const self = await sk("export", session, "-o", session, "--force");
     expect(self).toMatchObject({ code: 2, stderr: `sessionkit: export: ${session} is ${session}, a session being exported: -o must name another file\n` });
     expect(await readFile(session)).toEqual(await readFile(fileOf("custom")));
     expect(await readdir(dir)).toEqual(["session.jsonl"]);

@@ -12,7 +12,7 @@ import { Worker } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSamples, LEGACY_SOURCE, type SampleSession, type SampleStore } from "../../scripts/build-samples.js";
-import { stringifyJson, writeJson } from "../../src/cli/json.js";
+import { stringifyJson, writeJson } from "../../cli/json.js";
 import { base64ToBytes, buildSessionContext, SessionManager, sha256Hex, type SessionTreeNode } from "../../src/index.js";
 import { bundleCli, REPO, runCli, type CliOptions, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
@@ -133,7 +133,7 @@ describe("ls", () => {
     // A small listing on a non-terminal stderr: no progress.
     expect(result).toMatchObject({ code: 0, stderr: "" });
     const lines = result.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^MODIFIED\s+MSGS\s+ID\s+NAME \/ FIRST MESSAGE\s+PATH$/);
+    expect(lines[0]).toMatch(/^MODIFIED\s+MESSAGES \(ALL BRANCHES\)\s+ID\s+NAME \/ FIRST MESSAGE\s+PATH$/);
     expect(lines.at(-1)).toBe("8 sessions");
     const rows = lines.slice(1, -1);
     const prefixes = rows.map((row) => row.split(/\s+/)[3]!);
@@ -183,7 +183,7 @@ describe("show", () => {
     expect(out).toContain(`file     ${fileOf("images")}\n`);
     expect(out).toContain("name     Progress bar in narrow terminals\n");
     expect(out).toContain(`leaf     ${sm.getLeafId()} · session name "Progress bar in narrow terminals"`);
-    expect(out).toContain("context  7 messages · thinking off · model anthropic/claude-sonnet-4-5\n");
+    expect(out).toContain("context  7 messages in context · thinking off · model anthropic/claude-sonnet-4-5\n");
     expect(out).toContain("── user ──\nThe progress bar renders on two lines in narrow terminals, see the screenshot.\n");
     expect(out).toContain('→ read({"path":"docs/layout.png"})');
     expect(out).toContain("── tool result · read ──\nRead image file [image/png]\n");
@@ -256,7 +256,7 @@ describe("context", () => {
     const expected = toJson(buildSessionContext(sm.getEntries(), optionB.id));
     expect(JSON.parse(result.stdout)).toEqual(expected);
     expect(expected).not.toEqual(toJson(sm.buildSessionContext()));
-    expect(text.stdout.split("\n")[0]).toBe(`context of ${fileOf("branching")} at ${optionB.id} · 8 messages · thinking medium · model anthropic/claude-sonnet-4-5`);
+    expect(text.stdout.split("\n")[0]).toBe(`context of ${fileOf("branching")} at ${optionB.id} · 8 messages in context · thinking medium · model anthropic/claude-sonnet-4-5`);
     expect(text.stdout).toContain("── user ──\nActually, try option B: pass it as a query parameter.\n");
     expect(text.stdout).not.toContain("Let's go with option A after all");
   });
@@ -505,6 +505,30 @@ describe("file arguments are read in place and never modified", () => {
   });
 });
 
+describe("session arguments", () => {
+  it("context, tree, verify and migrate take the id prefix ls prints, as show and export do", async () => {
+    const branching = sample("branching");
+    const prefix = branching.id.slice(0, 13);
+    const byFile = await Promise.all(["context", "tree", "verify"].map((command) => sk(command, fileOf("branching"), "--json")));
+    const byId = await Promise.all(["context", "tree", "verify"].map((command) => sk(command, prefix, "--json")));
+    for (const [i, result] of byId.entries()) {
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      expect(result.stdout).toBe(byFile[i]!.stdout);
+    }
+    const migrated = await sk("migrate", prefix, "--json");
+    expect(migrated).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(migrated.stdout)).toEqual({ file: fileOf("branching"), fromVersion: 3, toVersion: 3, migrated: false });
+  });
+
+  it("an id prefix that matches nothing names the root it looked in, for every session command", async () => {
+    for (const command of ["show", "context", "tree", "verify", "migrate"]) {
+      const result = await sk(command, "ffffffff");
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`sessionkit: ${command}: ${join(REPO, "ffffffff")}: no such file, and no session id in ${root} starts with "ffffffff"\n`);
+    }
+  });
+});
+
 describe("errors", () => {
   it("a file that is not a session: one line naming the file, exit 2, the file untouched", async () => {
     const file = join(tmp, "not-a-session.jsonl");
@@ -528,18 +552,15 @@ describe("errors", () => {
     expect(await readFile(empty, "utf8")).toBe("");
   });
 
-  it("bad usage prints the usage on stderr with exit 2; --help prints it on stdout", async () => {
+  it("bad usage is one line on stderr with a pointer to --help, exit 2; --help prints the usage on stdout", async () => {
     for (const [args, message] of [
       [["frobnicate"], 'unknown command "frobnicate"'],
       [["ls", "--frob"], "Unknown option '--frob'"],
       [["ls", "--leaf", "x"], "ls does not take --leaf"],
-      [["tree"], "tree needs a file"],
+      [["tree"], "tree needs a session file or id prefix"],
     ] as const) {
       const result = await cli([...args]);
-      expect(result.code).toBe(2);
-      expect(result.stderr.split("\n")[0]).toBe(`sessionkit: ${message}`);
-      expect(result.stderr).toContain("Usage: sessionkit [--root DIR] <command> [options]");
-      expect(result.stdout).toBe("");
+      expect(result).toMatchObject({ code: 2, stdout: "", stderr: `sessionkit: ${message} (see sessionkit --help)\n` });
     }
     const help = await cli(["--help"]);
     expect(help).toMatchObject({ code: 0, stderr: "" });

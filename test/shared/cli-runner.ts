@@ -1,7 +1,7 @@
 /**
  * The `sessionkit` CLI as a real child process, for the Node CLI tests.
  *
- * The CLI runs from src/cli/main.ts bundled once per test file with esbuild (the compiler tsx
+ * The CLI runs from cli/main.ts bundled once per test file with esbuild (the compiler tsx
  * itself uses): `node --import tsx` costs ~0.45 s of CPU per start, and a test file starts the
  * CLI dozens of times.
  */
@@ -27,7 +27,7 @@ export interface CliOptions {
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
   const bundle = join(dir, "sessionkit.mjs");
-  await build({ entryPoints: [join(REPO, "src/cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "silent" });
+  await build({ entryPoints: [join(REPO, "cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "silent" });
   return bundle;
 }
 

@@ -42,7 +42,7 @@ describe("renderContext", () => {
     expect(view.querySelector(".role-branchSummary")!.textContent).toContain("an abandoned attempt");
     expect(view.querySelector(".role-custom header")!.textContent).toContain("reminder");
     expect(view.querySelector(".role-bashExecution pre.command")!.textContent).toBe("$ git status");
-    expect(view.querySelector(".context-meta")!.textContent).toContain("9 messages");
+    expect(view.querySelector(".context-meta")!.textContent).toContain("9 messages in context");
   });
 
   it("renders images from their base64 with their mime type", () => {

@@ -43,7 +43,7 @@ describe("session list", () => {
     const list = renderSessionList([named, unnamed, empty], { selectedPath: "p/unnamed.jsonl", onOpen: (p) => opened.push(p) });
     const items = [...list.querySelectorAll<HTMLElement>("li.session")];
     expect(items.map((i) => i.querySelector(".session-title")!.textContent)).toEqual(["Build fix", "how do I fix the build?", "(no messages)"]);
-    expect(items.map((i) => i.querySelector(".session-meta")!.textContent!.split(" · ")[1])).toEqual(["1 message", "4 messages", "0 messages"]);
+    expect(items.map((i) => i.querySelector(".session-meta")!.textContent!.split(" · ")[1])).toEqual(["1 message (all branches)", "4 messages (all branches)", "0 messages (all branches)"]);
     expect(items[0]!.querySelector("time")!.getAttribute("datetime")).toBe("2026-01-02T00:00:00.000Z");
     expect(items[1]!.classList.contains("selected")).toBe(true);
     expect(list.querySelectorAll(".selected")).toHaveLength(1);
@@ -68,7 +68,7 @@ describe("session header", () => {
     expect(field("version")).toBe("3");
     expect(field("parent session")).toBe("sessions/--work-app--/parent.jsonl");
     expect(field("created")).toBe(new Date(header.timestamp).toLocaleString());
-    expect(field("entries")).toBe("12");
+    expect(field("entries (all types, all branches)")).toBe("12");
     expect(view.querySelector(".load-notice")).toBeNull();
   });
 

@@ -20,7 +20,7 @@ export function renderContext(context: SessionContext): HTMLElement {
   return el(
     "section",
     { class: "context" },
-    el("p", { class: "context-meta" }, `model ${model} · thinking ${context.thinkingLevel} · ${messages.length} messages`),
+    el("p", { class: "context-meta" }, `model ${model} · thinking ${context.thinkingLevel} · ${messages.length} messages in context`),
     messages.length === 0 ? el("p", { class: "empty" }, "No messages on this branch.") : el("ol", { class: "messages" }, ...messages.map((m) => el("li", {}, m))),
   );
 }

@@ -23,7 +23,7 @@ export function renderSessionHeader(view: SessionHeaderView): HTMLElement {
     ["created", formatDate(header.timestamp)],
     ["version", header.version === undefined ? "1 (no version field)" : String(header.version)],
     ["parent session", header.parentSession],
-    ["entries", String(view.entryCount)],
+    ["entries (all types, all branches)", String(view.entryCount)],
     ["file", view.path],
   ];
   const list = el("dl", { class: "header-fields" });

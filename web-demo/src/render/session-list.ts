@@ -25,7 +25,7 @@ export function renderSessionList(infos: readonly SessionInfo[], options: Sessio
         "span",
         { class: "session-meta" },
         el("time", { datetime: info.modified.toISOString() }, formatDate(info.modified)),
-        ` · ${info.messageCount} ${info.messageCount === 1 ? "message" : "messages"}`,
+        ` · ${info.messageCount} ${info.messageCount === 1 ? "message" : "messages"} (all branches)`,
       ),
       el("span", { class: "session-cwd" }, info.cwd),
     );

@@ -4,8 +4,8 @@
 import { realpath, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import nodePath from "node:path";
-import { expandHome, nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import { findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../index.js";
+import { expandHome, nodeFsStorage, type NodeFsStorage } from "../adapters/node-fs/index.js";
+import { findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
@@ -126,7 +126,8 @@ export function asCliError(error: unknown, ref: SessionFileRef): unknown {
  */
 export async function resolveSessionArgument(target: string, root: string, cwd: string, progressSink: ProgressSink, label: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, target);
-  if ((await statOrNull(absolute)) || target.includes("/") || target.includes(nodePath.sep)) return resolveSessionFile(target, root, cwd);
+  // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file.
+  if ((await statOrNull(absolute)) || /[/.]/.test(target) || target.includes(nodePath.sep)) return resolveSessionFile(target, root, cwd);
   await requireDirectory(root).catch(() => {
     throw new CliError(`${absolute}: no such file (and no storage root ${root} to look up session ids in)`);
   });

@@ -1,6 +1,6 @@
 /** The command line: one command, its arguments and flags (node:util parseArgs, strict). */
 import { parseArgs } from "node:util";
-import type { ConflictPolicy } from "../index.js";
+import type { ConflictPolicy } from "../src/index.js";
 import { UsageError } from "./errors.js";
 
 export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import"] as const;
@@ -15,18 +15,19 @@ Reads pi coding-agent sessions (JSONL trees) under a storage root: ~/.pi/agent b
 
 Commands:
   ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
-  show <file|id-prefix>          a session: header, name, leaf and its context as readable text
-  context <file> [--leaf ID]     the context the model would get (at the leaf, or at entry ID)
-  tree <file>                    the entry tree, with labels and the leaf marked
-  verify <file|archive.zip>      a session file: bad lines, invalid entries, dangling parents,
+  show <session>                 a session: header, name, leaf and its context as readable text
+  context <session> [--leaf ID]  the context the model would get (at the leaf, or at entry ID)
+  tree <session>                 the entry tree, with labels and the leaf marked
+  verify <session|archive.zip>   a session file: bad lines, invalid entries, dangling parents,
                                  duplicate ids, missing blobs, torn tail; exit 1 when there are
                                  problems. An archive: every check an import makes (names, sizes,
                                  ratios, crc, hashes, manifest, sessions); exit 1 when invalid
-  migrate <file>                 rewrites an old-format (v1, v2) file as v3 (the only write)
-  export <file|id>... -o FILE    a zip archive of sessions (files, or ids of the root's sessions)
-                                 and the blobs they reference; FILE appears only when complete
+  migrate <session>              rewrites an old-format (v1, v2) file as v3 (the only write)
+  export <session>... -o FILE    a zip archive of sessions and the blobs they reference; FILE
+                                 appears only when complete
       --leaf ID                  only the branch root → entry ID (one session argument)
       --no-blobs                 leave the blobs out (the sessions keep their blob refs)
+      --force                    replace FILE when it exists (without it, export refuses)
   import <archive.zip|file.jsonl|dir>
                                  into the root: an archive, a pi session file (any version), or
                                  every .jsonl below a dir as one batch. All or nothing: anything
@@ -34,6 +35,9 @@ Commands:
       --on-conflict POLICY       a session id already stored: auto (default: skip identical,
                                  extend a prefix, fork a diverged one), skip, replace or fork
       --dry-run                  check and plan everything, write nothing; the summary is the same
+
+A <session> is a session file, or a session id or id prefix of the root's sessions (as ls
+prints them).
 
 Options:
   --root DIR   the storage root (holds sessions/ and blobs/; import creates it when missing)
@@ -60,6 +64,8 @@ export interface ParsedCommand {
   blobs: boolean;
   onConflict: ConflictPolicy;
   dryRun: boolean;
+  /** export --force: replace an existing output file. */
+  force: boolean;
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
@@ -72,7 +78,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   tree: [],
   verify: [],
   migrate: [],
-  export: ["output", "leaf", "no-blobs"],
+  export: ["output", "leaf", "no-blobs", "force"],
   import: ["on-conflict", "dry-run"],
 };
 const GLOBAL_FLAGS = ["root", "json", "help"];
@@ -80,12 +86,12 @@ const GLOBAL_FLAGS = ["root", "json", "help"];
 /** How many arguments each command takes, and what they are (for messages). */
 const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   ls: { max: 0, what: "" },
-  show: { max: 1, what: "a file or session id prefix" },
-  context: { max: 1, what: "a file" },
-  tree: { max: 1, what: "a file" },
-  verify: { max: 1, what: "a file" },
-  migrate: { max: 1, what: "a file" },
-  export: { max: Infinity, what: "a file or session id" },
+  show: { max: 1, what: "a session file or id prefix" },
+  context: { max: 1, what: "a session file or id prefix" },
+  tree: { max: 1, what: "a session file or id prefix" },
+  verify: { max: 1, what: "a session file, id prefix or archive" },
+  migrate: { max: 1, what: "a session file or id prefix" },
+  export: { max: Infinity, what: "a session file or id prefix" },
   import: { max: 1, what: "an archive, a session file or a directory" },
 };
 
@@ -106,6 +112,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         "no-blobs": { type: "boolean" },
         "on-conflict": { type: "string" },
         "dry-run": { type: "boolean" },
+        force: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -125,7 +132,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const { max, what } = ARGUMENTS[name];
   if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
   if (max > 0 && rest.length === 0) throw new UsageError(`${name} needs ${what}`);
-  if (rest.length > max) throw new UsageError(`${name} takes one ${name === "show" || name === "import" ? "argument" : "file"}, got ${rest.length}`);
+  if (rest.length > max) throw new UsageError(`${name} takes one argument, got ${rest.length}`);
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
@@ -148,5 +155,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     blobs: !(values["no-blobs"] ?? false),
     onConflict: onConflict as ConflictPolicy,
     dryRun: values["dry-run"] ?? false,
+    force: values.force ?? false,
   };
 }

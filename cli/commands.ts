@@ -1,14 +1,14 @@
 /** The commands. Each returns its exit code; failures throw (main prints them, exit 2). */
 import { stat } from "node:fs/promises";
 import nodePath from "node:path";
-import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { buildSessionContext, headerVersion, readSessionFile, SessionManager, sessionDirFor, type SessionInfo } from "../index.js";
+import { nodeFsStorage } from "../adapters/node-fs/index.js";
+import { buildSessionContext, headerVersion, readSessionFile, SessionManager, sessionDirFor, type SessionInfo } from "../src/index.js";
 import type { ParsedCommand } from "./args.js";
 import { CliError } from "./errors.js";
 import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, resolveSessionFile } from "./store.js";
+import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 
@@ -57,6 +57,11 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
   return COMMANDS[args.command](run);
 }
 
+/** The command's session argument: a file, or an id or id prefix of the root's sessions. */
+function sessionArgument(run: Run): Promise<SessionFileRef> {
+  return resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, `sessionkit: ${run.args.command}`);
+}
+
 const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
 
 async function ls(run: Run): Promise<number> {
@@ -82,7 +87,7 @@ async function ls(run: Run): Promise<number> {
 }
 
 async function show(run: Run): Promise<number> {
-  const ref = await resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, "sessionkit: show");
+  const ref = await sessionArgument(run);
   const sm = await openReadOnly(ref, run.warn);
   const header = sm.getHeader()!;
   const name = sm.getSessionName();
@@ -109,7 +114,7 @@ async function show(run: Run): Promise<number> {
 }
 
 async function context(run: Run): Promise<number> {
-  const ref = await resolveSessionFile(run.args.target, run.root, run.io.cwd);
+  const ref = await sessionArgument(run);
   const sm = await openReadOnly(ref, run.warn);
   const leafId = run.args.leaf ?? sm.getLeafId();
   if (run.args.leaf !== undefined && !sm.getEntry(run.args.leaf)) throw new CliError(`entry ${run.args.leaf} is not in ${ref.absolute}`);
@@ -120,7 +125,7 @@ async function context(run: Run): Promise<number> {
 }
 
 async function tree(run: Run): Promise<number> {
-  const ref = await resolveSessionFile(run.args.target, run.root, run.io.cwd);
+  const ref = await sessionArgument(run);
   const sm = await openReadOnly(ref, run.warn);
   const roots = sm.getTree();
   run.print(roots, () => [`${ref.absolute}: ${sm.getEntries().length} entries, leaf ${sm.getLeafId() ?? "(none)"}`, ...renderTree(roots, sm.getLeafId())]);
@@ -129,14 +134,14 @@ async function tree(run: Run): Promise<number> {
 
 async function verify(run: Run): Promise<number> {
   if (await isArchiveFile(nodePath.resolve(run.io.cwd, run.args.target))) return verifyArchiveCommand(run);
-  const ref = await resolveSessionFile(run.args.target, run.root, run.io.cwd);
+  const ref = await sessionArgument(run);
   const report = await verifySession(ref);
   run.print(report, () => renderVerifyReport(report));
   return report.problems.length > 0 ? 1 : 0;
 }
 
 async function migrate(run: Run): Promise<number> {
-  const ref = await resolveSessionFile(run.args.target, run.root, run.io.cwd);
+  const ref = await sessionArgument(run);
   const before = await readSessionFile(ref.storage, ref.path).catch((error: unknown) => {
     throw asCliError(error, ref);
   });

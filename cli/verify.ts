@@ -2,7 +2,7 @@
  * `verify`: everything wrong with a session file, each with its line number, read-only.
  */
 import nodePath from "node:path";
-import { BlobStore, collectBlobRefs, headerVersion, parseBlobRef, readSessionFile, type LineProblem } from "../index.js";
+import { BlobStore, collectBlobRefs, headerVersion, parseBlobRef, readSessionFile, type LineProblem } from "../src/index.js";
 import { CliError } from "./errors.js";
 import { asCliError, type SessionFileRef } from "./store.js";
 

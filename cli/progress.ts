@@ -2,7 +2,7 @@
  * Progress on stderr. On a terminal: one line rewritten in place and erased at the end.
  * Elsewhere (a log, a pipe) only for large work, as a few plain lines.
  */
-import type { ArchiveProgress } from "../index.js";
+import type { ArchiveProgress } from "../src/index.js";
 
 /** More items than this make work worth reporting when stderr is not a terminal. */
 export const LARGE_LISTING = 50;

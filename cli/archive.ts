@@ -7,7 +7,7 @@ import { createWriteStream, openAsBlob, type WriteStream } from "node:fs";
 import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import { Writable } from "node:stream";
-import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import {
   exportArchive,
   importArchive,
@@ -20,7 +20,7 @@ import {
   type ImportSummary,
   type SessionFileInput,
   type VerifySummary,
-} from "../index.js";
+} from "../src/index.js";
 import type { Run } from "./commands.js";
 import { CliError } from "./errors.js";
 import { archiveProgress } from "./progress.js";
@@ -70,7 +70,9 @@ export async function exportCommand(run: Run): Promise<number> {
   const outputDir = nodePath.dirname(output);
   const dirInfo = await statOrNull(outputDir);
   if (!dirInfo?.isDirectory()) throw new CliError(`${output}: cannot write it (${outputDir} is not a directory)`);
-  if ((await statOrNull(output))?.isDirectory()) throw new CliError(`${output} is a directory (-o names the archive file to write)`);
+  const existing = await statOrNull(output);
+  if (existing?.isDirectory()) throw new CliError(`${output} is a directory (-o names the archive file to write)`);
+  if (existing && !run.args.force) throw new CliError(`${output} exists: not replacing it (use --force to replace it)`);
 
   const refs: SessionFileRef[] = [];
   try {

@@ -1,6 +1,6 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
 import nodePath from "node:path";
-import { BLOB_REF_PREFIX, type AgentMessage, type SessionContext, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../index.js";
+import { BLOB_REF_PREFIX, type AgentMessage, type SessionContext, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../src/index.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
 const OUTPUT_LINES = 12;
@@ -123,7 +123,9 @@ export function renderMessages(messages: readonly AgentMessage[]): string[] {
 
 export function renderContextSummary(context: SessionContext): string {
   const model = context.model ? `${context.model.provider}/${context.model.modelId}` : "none";
-  let line = `${context.messages.length} messages · thinking ${context.thinkingLevel} · model ${model}`;
+  // Context messages include compaction and branch summaries and custom messages: not the
+  // listing's count of message entries on all branches.
+  let line = `${context.messages.length} messages in context · thinking ${context.thinkingLevel} · model ${model}`;
   if (context.omp) {
     const roles = Object.entries(context.omp.models).map(([role, id]) => `${role}=${id}`);
     line += ` · omp mode ${context.omp.mode}`;
@@ -228,7 +230,7 @@ export function renderSessionTable(infos: readonly SessionInfo[], root: string):
     oneLine(info.name ?? info.firstMessage, 48),
     nodePath.join(root, ...info.path.split("/")),
   ]);
-  const header = ["MODIFIED", "MSGS", "ID", "NAME / FIRST MESSAGE", "PATH"];
+  const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "ID", "NAME / FIRST MESSAGE", "PATH"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) =>
     row

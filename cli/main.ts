@@ -31,7 +31,7 @@ async function main(argv: readonly string[]): Promise<number> {
     parsed = parseCommandLine(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr.write(`sessionkit: ${error.message}\n\n${USAGE}`);
+    io.stderr.write(`sessionkit: ${error.message} (see sessionkit --help)\n`);
     return 2;
   }
   if (parsed.help) {
