@@ -15,8 +15,6 @@ export default defineConfig({
         },
       },
       {
-        // The shared corpus sits beside the project (../shared); the browser corpus test reads it.
-        server: { fs: { allow: ["../shared/corpus"] } },
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],

@@ -25,7 +25,7 @@ import {
 } from "../src/index.js";
 
 const REPO = nodePath.resolve(nodePath.dirname(fileURLToPath(import.meta.url)), "..");
-export const LEGACY_SOURCE = nodePath.join(REPO, "../shared/corpus/badlogic__pi-mono/large-session.jsonl");
+export const LEGACY_SOURCE = nodePath.join(REPO, "test/fixtures/corpus/badlogic__pi-mono/large-session.jsonl");
 
 export interface SampleSession {
   /** Short name of what the session shows. */

@@ -11,16 +11,7 @@ import { base64ToBytes, sha256Hex, type StoragePort } from "../../src/index.js";
 import { CORPUS_DIR_FROM_PROJECT_ROOT, PI_REFERENCE_NAME, describeCorpusMatchesPi, type PiReferenceFile } from "../shared/corpus-observe.js";
 
 async function readCorpusFile(name: string, encoding: "utf8" | "base64"): Promise<string> {
-  const path = `${CORPUS_DIR_FROM_PROJECT_ROOT}/${name}`;
-  try {
-    return await commands.readFile(path, encoding);
-  } catch (error) {
-    // Vite serves nothing outside the project root unless the browser project allows it.
-    throw new Error(
-      `cannot read ${path} from the vitest server (${String(error)}); the browser project in vitest.config.ts needs ` +
-        `server: { fs: { allow: ["${CORPUS_DIR_FROM_PROJECT_ROOT}"] } }`,
-    );
-  }
+  return commands.readFile(`${CORPUS_DIR_FROM_PROJECT_ROOT}/${name}`, encoding);
 }
 
 const reference: PiReferenceFile = JSON.parse(await readCorpusFile(PI_REFERENCE_NAME, "utf8"));

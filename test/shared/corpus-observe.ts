@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { readSessionFile, SessionManager, type SessionTreeNode, type StoragePort } from "../../src/index.js";
 
-/** The corpus directory relative to the project root: shared/ sits beside the clone. */
-export const CORPUS_DIR_FROM_PROJECT_ROOT = "../shared/corpus";
+/** The corpus directory relative to the project root (copied from the real files; see its README). */
+export const CORPUS_DIR_FROM_PROJECT_ROOT = "test/fixtures/corpus";
 export const PI_REFERENCE_NAME = "pi-reference.json";
 
 /** Files with a torn write that glued two objects on one line; pi drops that line. */
