@@ -1,5 +1,5 @@
 /**
- * The built session viewer (web-demo/dist, served by `vite preview` on 127.0.0.1:4174) in
+ * The built session viewer (web-demo/dist, served by `vite preview` on the port playwright.config.ts chose) in
  * Chromium: the bundled sample on first load, import by file input and by drop, export as a zip,
  * viewing another branch from the tree, delete, persistence over a reload, and the OPFS store.
  * Each test gets a fresh browser context, so every test starts with empty storage.
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { TextWriter, Uint8ArrayReader, ZipReader } from "@zip.js/zip.js";
 import { expect, test, type Page } from "@playwright/test";
 
-const VIEWER_URL = "http://127.0.0.1:4174/";
+const VIEWER_URL = `http://127.0.0.1:${process.env.SESSIONKIT_E2E_VIEWER_PORT}/`;
 const SAMPLE_TITLE = "Flaky due-date test";
 
 let tempDir: string;

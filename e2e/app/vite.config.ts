@@ -9,6 +9,6 @@ export default defineConfig({
   optimizeDeps: { include: ["idb", "zod", "@zip.js/zip.js"], entries: ["index.html"] },
   // No watcher, no HMR socket: other engineers edit src/ while tests run, and a reload mid-test
   // would destroy the page's state.
-  server: { host: "127.0.0.1", port: 4173, strictPort: true, hmr: false, ws: false, watch: null },
+  server: { host: "127.0.0.1", strictPort: true, hmr: false, ws: false, watch: null }, // the port: --port
   logLevel: "warn",
 });
