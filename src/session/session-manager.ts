@@ -131,11 +131,12 @@ export class SessionManager {
   // Construction
   // ===========================================================================
 
-  /** A new session for `cwd`; its file appears with the first assistant message. */
+  /** A new session for `cwd`; its file (and folder) appear with the first assistant message. */
   static async create(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const sm = new SessionManager(storage, cwd, options.sessionDir ?? sessionDirFor(cwd), true, options);
+    // No lock yet: nobody else knows a new session's path, and a lock now would leave a folder
+    // behind for a session that never writes. The first write takes it.
     sm.newSession();
-    await sm.#lockEagerly();
     return sm;
   }
 
@@ -660,10 +661,6 @@ export class SessionManager {
       await this.#storage.remove(backup);
       this.#options.onWarning(`${path}: migrated from v${fromVersion} to v${CURRENT_SESSION_VERSION}`);
     }
-  }
-
-  async #lockEagerly(): Promise<void> {
-    if (this.#persist && this.#sessionFile) await this.#takeLock(this.#sessionFile);
   }
 
   /**

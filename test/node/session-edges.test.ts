@@ -224,3 +224,31 @@ describe("on node-fs", () => {
     await storage.close();
   });
 });
+
+describe("a new session that never writes", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "sessionkit-unwritten-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("leaves no file and no project folder behind: only the first assistant message writes", async () => {
+    const storage = nodeFsStorage({ root: dir });
+    const sm = await SessionManager.create(storage, "/home/me/app");
+    sm.appendMessage(userMsg("only a question"));
+    await sm.flush();
+    await sm.close();
+    expect(await readdir(dir)).toEqual([]);
+
+    const answered = await SessionManager.create(storage, "/home/me/app");
+    answered.appendMessage(userMsg("a question"));
+    answered.appendMessage(assistantMsg("an answer"));
+    await answered.flush();
+    const name = answered.getSessionFile()!.split("/").pop()!;
+    expect((await readdir(join(dir, "sessions", "--home-me-app--"))).sort()).toEqual([name, `${name}.lock`]);
+    await answered.close();
+    await storage.close();
+  });
+});
