@@ -78,8 +78,23 @@ export interface StoragePort {
    * StorageError "locked" when a live owner holds it; it never waits.
    */
   acquireLock?(key: string): Promise<StorageLock>;
+  /**
+   * Change notifications: `onChange(path)` for each file at or below `dir` ("" is the root) that
+   * was created, appended to, written, truncated or removed, through this port or (where the
+   * backend can see it) by another process, tab or machine. Resolves once the subscription is
+   * live: a change made after that is reported. Notifications may be coalesced, delayed or
+   * spurious, so a subscriber stats or reads to learn what changed; when a backend knows only that
+   * something below `dir` changed (an overflow), it reports `dir` itself.
+   */
+  watch?(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
   /** Releases handles and connections. */
   close?(): Promise<void>;
+}
+
+/** A live `watch` subscription. */
+export interface StorageWatch {
+  /** Stops notifications; idempotent. */
+  close(): Promise<void>;
 }
 
 const SEGMENT_FORBIDDEN = /[\\\0]/;
