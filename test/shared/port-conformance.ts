@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type StorageErrorCode, type StoragePort } from "../../src/port.js";
+import { waitFor } from "./wait.js";
 
 export interface PortUnderTest {
   port: StoragePort;
@@ -313,7 +314,7 @@ export function describePortConformance(
         return {
           paths,
           watch,
-          seen: (path: string) => waitFor(() => paths.includes(path), () => `a notification for ${path} (got ${JSON.stringify(paths)})`),
+          seen: (path: string) => waitFor(() => paths.includes(path), () => `a notification for ${path} (got ${JSON.stringify(paths)})`, WATCH_WAIT_MS),
         };
       }
 
@@ -410,15 +411,6 @@ export function describePortConformance(
       });
     }
   });
-}
-
-/** Polls `condition` every 10 ms until it holds; fails naming `what` after WATCH_WAIT_MS. */
-export async function waitFor(condition: () => boolean, what: string | (() => string), timeoutMs = WATCH_WAIT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Awaits a promise that must reject with a StorageError of `code`, and returns that error. */
