@@ -15,5 +15,6 @@ export { prepareValueForPersistence, truncateForPersistence, MAX_PERSIST_CHARS, 
 export { sessionDirFor, sessionFileName, SESSIONS_DIR } from "./session/paths.js";
 export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
+export { SessionTail, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow, type TailRead } from "./session/follow.js";
 export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
 export * from "./archive/index.js";

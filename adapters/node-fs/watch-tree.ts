@@ -1,7 +1,7 @@
 /**
- * Changes below a directory of real files, seen from outside this process too: `fs.watch` with
- * `recursive` (Node ≥ 20 on Linux, macOS and Windows), else (where it is unsupported, or fails:
- * no inotify watches left, a network file system) a poll that compares every file's size and mtime.
+ * Changes below a directory of real files, seen from outside this process too: `fs.watch` (see
+ * fsWatchTree), else (where it is unsupported, or fails: no inotify watches left, a network file
+ * system) a poll that compares every file's size and mtime.
  */
 import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
@@ -26,9 +26,11 @@ export interface TreeWatch {
  * Reports storage paths (relative to `root`, "/"-separated) at or below `dir` that changed. Live
  * when it resolves. A change the watcher cannot attribute (an overflow) reports `dir` itself.
  */
-export async function watchTree(root: string, dir: string, onPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
+export async function watchTree(root: string, dir: string, reportPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
   let current: TreeWatch | undefined;
   let closed = false;
+  // An event already under way when the watcher closed must not arrive after close().
+  const onPath = (path: string) => closed || reportPath(path);
   const fallBack = async () => {
     current?.close();
     if (closed) return;
@@ -50,29 +52,116 @@ function storagePathOf(root: string, file: string): string {
   return nodePath.relative(root, file).split(nodePath.sep).join("/");
 }
 
-/** fs.watch on `dir`, or on its nearest existing ancestor while it does not exist yet; undefined where unsupported. */
+/**
+ * fs.watch on `dir`, or on its nearest existing ancestor while it does not exist yet; undefined
+ * where watching is unsupported or fails at once. macOS and Windows watch a tree natively
+ * (`recursive`); elsewhere (Linux) every directory gets a watcher of its own, because Node 20's
+ * recursive emulation there loses a file's later changes once it was replaced by a rename (which
+ * is how every atomic write lands).
+ */
 async function fsWatchTree(root: string, dir: string, onPath: (path: string) => void, options: TreeWatchOptions, onFailure: () => void): Promise<TreeWatch | undefined> {
   const target = dir === "" ? root : nodePath.join(root, ...dir.split("/"));
-  const watched = await nearestDirectory(target, root);
-  if (watched === null) return undefined; // not even the root exists: poll until it does
-  let watcher: FSWatcher;
-  try {
-    watcher = fsWatch(watched, { recursive: true }, (_event, filename) => {
-      if (filename === null) return onPath(dir);
-      const path = storagePathOf(root, nodePath.join(watched, filename.toString()));
-      if (!options.ignore(nodePath.basename(path)) && isAtOrBelow(path, dir)) onPath(path);
-    });
-  } catch {
-    return undefined; // ERR_FEATURE_UNAVAILABLE_ON_PLATFORM, ENOSPC (inotify limit), EPERM …
+  const top = await nearestDirectory(target, root);
+  if (top === null) return undefined; // not even the root exists: poll until it does
+  const report = (file: string) => {
+    const path = storagePathOf(root, file);
+    if (!options.ignore(nodePath.basename(path)) && isAtOrBelow(path, dir)) onPath(path);
+  };
+  if (process.platform === "darwin" || process.platform === "win32") {
+    try {
+      const watcher = fsWatch(top, { recursive: true }, (_event, name) => (name === null ? onPath(dir) : report(nodePath.join(top, name.toString()))));
+      watcher.on("error", () => {
+        watcher.close();
+        onFailure();
+      });
+      return { close: () => watcher.close() };
+    } catch {
+      return undefined;
+    }
   }
-  let failed = false;
-  watcher.on("error", () => {
-    if (failed) return;
-    failed = true;
-    watcher.close();
-    onFailure();
-  });
-  return { close: () => watcher.close() };
+  const tree = new DirectoryWatchers(target, report, () => onPath(dir), onFailure);
+  return (await tree.add(top, false)) ? tree : undefined;
+}
+
+/** One fs.watch per directory below (or on the way to) a target directory. */
+class DirectoryWatchers implements TreeWatch {
+  private readonly watchers = new Map<string, FSWatcher>();
+  private closed = false;
+
+  constructor(
+    private readonly target: string,
+    private readonly report: (file: string) => void,
+    private readonly overflow: () => void,
+    private readonly onFailure: () => void,
+  ) {}
+
+  /** Only directories inside the target, or on the way down to it, are watched. */
+  private wanted(directory: string): boolean {
+    return isAtOrBelow(directory, this.target) || isAtOrBelow(this.target, directory);
+  }
+
+  /**
+   * Watches `directory` and the directories below it. A directory that appeared after the watch
+   * started may already hold files made before its watcher existed: `reportFiles` reports them.
+   * Returns false when the watcher could not be made.
+   */
+  async add(directory: string, reportFiles: boolean): Promise<boolean> {
+    if (this.closed || this.watchers.has(directory) || !this.wanted(directory)) return true;
+    let watcher: FSWatcher;
+    try {
+      watcher = fsWatch(directory, (event, name) => this.changed(directory, event, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return true; // gone already
+      return false;
+    }
+    this.watchers.set(directory, watcher);
+    watcher.on("error", () => this.drop(directory));
+    const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const full = nodePath.join(directory, entry.name);
+      if (entry.isDirectory()) {
+        if (!(await this.add(full, reportFiles))) this.fail();
+      } else if (reportFiles && isAtOrBelow(full, this.target)) {
+        this.report(full);
+      }
+    }
+    return true;
+  }
+
+  private changed(directory: string, event: string, name: string | Buffer | null): void {
+    if (name === null) return this.overflow();
+    const full = nodePath.join(directory, name.toString());
+    if (isAtOrBelow(full, this.target)) this.report(full);
+    if (event !== "rename") return;
+    // Created, removed or renamed: a new directory needs a watcher, a removed one loses its own.
+    void stat(full).then(
+      async (info) => {
+        if (info.isDirectory() && !(await this.add(full, true))) this.fail();
+      },
+      () => this.drop(full),
+    );
+  }
+
+  private drop(directory: string): void {
+    for (const [watched, watcher] of this.watchers) {
+      if (isAtOrBelow(watched, directory)) {
+        watcher.close();
+        this.watchers.delete(watched);
+      }
+    }
+  }
+
+  private fail(): void {
+    if (this.closed) return;
+    this.close();
+    this.onFailure();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+  }
 }
 
 async function nearestDirectory(target: string, root: string): Promise<string | null> {

@@ -25,6 +25,8 @@ export interface LoadedSessionFile {
   migratedFrom: number | null;
   problems: LineProblem[];
   tail: JsonlTail;
+  /** Where the complete lines end (an unterminated last line starts here), and how many lines that is: where following resumes. */
+  extent: { completeBytes: number; completeLines: number };
   /** Entries whose line holds a blob ref (the only ones that need resolving). */
   entriesWithBlobRefs: ReadonlySet<SessionEntry>;
 }
@@ -84,6 +86,7 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     migratedFrom,
     problems,
     tail: scan.tail,
+    extent: { completeBytes: scan.completeBytes, completeLines: scan.completeLines },
     entriesWithBlobRefs: withRefs as ReadonlySet<SessionEntry>,
   };
 }
