@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { ConflictPolicy } from "../src/index.js";
 import { UsageError } from "./errors.js";
 
-export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import"] as const;
+export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
@@ -35,6 +35,13 @@ Commands:
       --on-conflict POLICY       a session id already stored: auto (default: skip identical,
                                  extend a prefix, fork a diverged one), skip, replace or fork
       --dry-run                  check and plan everything, write nothing; the summary is the same
+  serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
+                                 Ctrl+C; prints the URL to open (it holds a random access token).
+                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only
+      --write                    allow changes (appends, writes, writer locks)
+      --port N                   default 4174 (0: any free port)
+      --host ADDR                listen on another interface (warns unless it is a loopback one)
+      --allow-origin URL         also accept requests from pages of URL's origin (a dev server)
 
 A <session> is a session file, or a session id or id prefix of the root's sessions (as ls
 prints them).
@@ -66,6 +73,12 @@ export interface ParsedCommand {
   dryRun: boolean;
   /** export --force: replace an existing output file. */
   force: boolean;
+  /** serve: every --root (the others take one). */
+  roots: string[];
+  port: number | undefined;
+  host: string | undefined;
+  write: boolean;
+  allowOrigins: string[];
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
@@ -80,6 +93,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   migrate: [],
   export: ["output", "leaf", "no-blobs", "force"],
   import: ["on-conflict", "dry-run"],
+  serve: ["port", "host", "write", "allow-origin"],
 };
 const GLOBAL_FLAGS = ["root", "json", "help"];
 
@@ -93,6 +107,7 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   migrate: { max: 1, what: "a session file or id prefix" },
   export: { max: Infinity, what: "a session file or id prefix" },
   import: { max: 1, what: "an archive, a session file or a directory" },
+  serve: { max: 0, what: "" },
 };
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
@@ -103,7 +118,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       allowPositionals: true,
       strict: true,
       options: {
-        root: { type: "string" },
+        root: { type: "string", multiple: true },
         all: { type: "boolean" },
         cwd: { type: "string" },
         json: { type: "boolean" },
@@ -113,6 +128,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         "on-conflict": { type: "string" },
         "dry-run": { type: "boolean" },
         force: { type: "boolean" },
+        port: { type: "string" },
+        host: { type: "string" },
+        write: { type: "boolean" },
+        "allow-origin": { type: "string", multiple: true },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -137,6 +156,13 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
   }
+  const roots = values.root ?? [];
+  if (name !== "serve" && roots.length > 1) throw new UsageError(`--root given ${roots.length} times (only serve takes several)`);
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!/^\d+$/.test(values.port!) || port > 65535)) throw new UsageError(`--port must be a number from 0 to 65535 (got "${values.port}")`);
+  for (const origin of values["allow-origin"] ?? []) {
+    if (!URL.canParse(origin)) throw new UsageError(`--allow-origin must be a URL such as http://localhost:5173 (got "${origin}")`);
+  }
   const onConflict = values["on-conflict"] ?? "auto";
   if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
     throw new UsageError(`--on-conflict must be ${CONFLICT_POLICIES.slice(0, -1).join(", ")} or ${CONFLICT_POLICIES.at(-1)} (got "${onConflict}")`);
@@ -146,7 +172,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     command: name,
     target: rest[0] ?? "",
     targets: rest,
-    root: values.root,
+    root: roots[0],
     all: values.all ?? false,
     cwd: values.cwd,
     json: values.json ?? false,
@@ -156,5 +182,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     onConflict: onConflict as ConflictPolicy,
     dryRun: values["dry-run"] ?? false,
     force: values.force ?? false,
+    roots,
+    port,
+    host: values.host,
+    write: values.write ?? false,
+    allowOrigins: values["allow-origin"] ?? [],
   };
 }

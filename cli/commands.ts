@@ -11,6 +11,7 @@ import { describeEntry, renderContextSummary, renderMessages, renderSessionTable
 import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
+import { serveCommand } from "./serve/command.js";
 
 export interface Io {
   stdout(text: string): void;
@@ -62,7 +63,7 @@ function sessionArgument(run: Run): Promise<SessionFileRef> {
   return resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, `sessionkit: ${run.args.command}`);
 }
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand };
 
 async function ls(run: Run): Promise<number> {
   await requireDirectory(run.root);
