@@ -127,7 +127,9 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     });
   });
   const port = (http.address() as { port: number }).port;
-  const hostPart = host.includes(":") ? `[${host}]` : host;
+  // Listening on every interface: the URL to print is this machine's own.
+  const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const hostPart = shown.includes(":") ? `[${shown}]` : shown;
   const origin = `http://${hostPart}:${port}`;
   const cookieName = `sessionkit-${port}`;
   const allowedHosts = hostNames(host, port);
@@ -301,6 +303,8 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
       const answering = (message as { requests?: unknown } | null)?.requests !== undefined ? connection.handleBatch(message) : connection.handle(message);
       void answering.then(send);
     });
+    // A message over maxPayload, a bad frame: ws reports it here and closes the socket (1009, 1002).
+    ws.on("error", () => {});
     ws.on("close", () => {
       clients.delete(ws);
       clearInterval(pinger);
