@@ -29,15 +29,6 @@ export class WatcherSet {
     };
   }
 
-  get size(): number {
-    return this.watchers.size;
-  }
-
-  /** The directories watched now. */
-  dirs(): string[] {
-    return [...this.watchers].map((watcher) => watcher.dir);
-  }
-
   /**
    * Tells every subscriber whose directory holds `path`. Delivered in a microtask, never inside the
    * operation that made the change; a subscriber that throws fails like an event listener would.

@@ -257,8 +257,9 @@ async function prepareOpen(page: Page): Promise<OpenSetup> {
 }
 
 async function measureOpen(page: Page, setup: OpenSetup): Promise<void> {
-  // The same file served by `sessionkit serve` (read-only) to this page: open over HTTP + WebSocket.
-  const served = await startServe({ stores: [{ root: setup.nodePort.root }], port: 0, viewerDir: null, allowOrigins: [new URL(page.url()).origin] });
+  // The same file served by `sessionkit serve --write` to this page (the open is a writer's, as on
+  // the other backends: it takes the lock): open over HTTP + WebSocket.
+  const served = await startServe({ stores: [{ root: setup.nodePort.root }], port: 0, viewerDir: null, write: true, allowOrigins: [new URL(page.url()).origin] });
   const remote = [served.origin, served.token, served.stores[0]!.id] as const;
   try {
     for (let round = 1; round <= ROUNDS; round++) {
