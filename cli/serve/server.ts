@@ -68,7 +68,9 @@ export const SERVED_PATHS = ["sessions", "blobs", ".sessionkit"] as const;
 const DEFAULT_PORT = 4174;
 const DEFAULT_LEASE_MS = 10_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
-/** Bytes per piece when a file streams out. */
+/** Ranges up to this size are read in one port call (atomic); larger ones stream in pieces. */
+const ATOMIC_READ_BYTES = 16 << 20;
+/** Bytes per piece when a larger range streams out. */
 const STREAM_PIECE_BYTES = 1 << 20;
 /** Ops that only make sense on a connection that lives on (a WebSocket): refused by one-shot POSTs. */
 const CONNECTION_OPS = new Set(["acquireLock", "releaseLock", "stage", "readMore", "watch", "unwatch", "renew", "close"]);
@@ -220,17 +222,29 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
       if (!info) throw new HttpError(404, `no file ${path}`);
       const range = parseRange(request.headers.range, info.size);
       const [start, end] = range ?? [0, info.size];
-      response.writeHead(range ? 206 : 200, {
+      const headers = (length: number, total: number | "*") => ({
         "Content-Type": "application/octet-stream",
-        "Content-Length": String(end - start),
+        "Content-Length": String(length),
         "Accept-Ranges": "bytes",
         "Last-Modified": new Date(info.mtimeMs).toUTCString(),
-        ...(range ? { "Content-Range": `bytes ${start}-${end - 1}/${info.size}` } : {}),
+        ...(range && length > 0 ? { "Content-Range": `bytes ${start}-${start + length - 1}/${total}` } : {}),
         ...securityHeaders,
         // Session text is untrusted: never rendered or run as a document of this origin.
         "Content-Security-Policy": "sandbox; default-src 'none'",
       });
-      if (request.method === "HEAD") return void response.end();
+      if (request.method === "HEAD") {
+        response.writeHead(range ? 206 : 200, headers(end - start, info.size));
+        return void response.end();
+      }
+      if (end - start <= ATOMIC_READ_BYTES) {
+        // One port read, sized by the file as it is then: the bytes of one moment (a concurrent
+        // atomic write shows old or new, never a mix).
+        const whole = await call<{ data: Uint8Array } | null>({ op: "read", path, ...(range ? { range: { offset: start, length: end - start } } : {}), maxBytes: Number.MAX_SAFE_INTEGER });
+        if (!whole) throw new HttpError(404, `no file ${path}`);
+        response.writeHead(range ? 206 : 200, headers(whole.data.length, "*"));
+        return void response.end(whole.data);
+      }
+      response.writeHead(range ? 206 : 200, headers(end - start, info.size));
       for (let offset = start; offset < end; offset += STREAM_PIECE_BYTES) {
         const piece = await call<{ data: Uint8Array } | null>({ op: "read", path, range: { offset, length: Math.min(STREAM_PIECE_BYTES, end - offset) }, maxBytes: STREAM_PIECE_BYTES });
         const now = await call<{ size: number; mtimeMs: number } | null>({ op: "stat", path });
