@@ -458,7 +458,7 @@ function resultRows(openBytes: number): Row[] {
   const overHttp = med("open http (serve)");
   const indexedDb = med(`open ${label("indexeddb")}`);
   rows.push({
-    name: `open + buildSessionContext, ${size} — over sessionkit serve (file in Node, page reads over a WebSocket) vs IndexedDB in the same page`,
+    name: `open + buildSessionContext, ${size} — over sessionkit serve (file in Node; the page reads ranges by fetch, the rest over the WebSocket) vs IndexedDB in the same page`,
     value: ms(overHttp),
     peer: `indexeddb ${ms(indexedDb)}`,
     ratio: times(overHttp / indexedDb),
