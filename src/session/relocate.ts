@@ -19,24 +19,35 @@ interface Move {
   original: Uint8Array;
 }
 
+/** `bytes` with their first line replaced by `line` (which ends in "\n"), and how much longer that made them. */
+export function replaceFirstLine(bytes: Uint8Array, line: Uint8Array): { bytes: Uint8Array; delta: number } {
+  const newline = bytes.indexOf(0x0a);
+  const rest = newline < 0 ? new Uint8Array() : bytes.subarray(newline + 1);
+  const out = new Uint8Array(line.length + rest.length);
+  out.set(line);
+  out.set(rest, line.length);
+  return { bytes: out, delta: line.length - (newline < 0 ? bytes.length : newline + 1) };
+}
+
 /**
- * Moves `oldFile` to `newFile` with its first line replaced by `headerLine` (null: the session file
- * is not written yet, only its side folder moves) and the side folder along with it. Returns how
- * many bytes the header line grew by.
+ * Moves `oldFile` to `newFile` and the side folder along with it. `rewrite` makes the new file's
+ * bytes from the old ones (null when the old file is gone); without it (a session not written yet)
+ * only the side folder moves. Returns what `rewrite` returned.
  */
-export async function relocateSession(storage: StoragePort, oldFile: string, newFile: string, headerLine: Uint8Array | null): Promise<number> {
+export async function relocateSession<T extends { bytes: Uint8Array }>(
+  storage: StoragePort,
+  oldFile: string,
+  newFile: string,
+  rewrite: ((original: Uint8Array | null) => Promise<T>) | null,
+): Promise<T | null> {
   const moves: Move[] = [];
-  let delta = 0;
-  if (headerLine) {
+  let rewritten: T | null = null;
+  let newSessionFile: Uint8Array | null = null;
+  if (rewrite) {
     const original = await storage.read(oldFile);
-    if (!original) throw new SessionError("rewrite-failed", `${oldFile} vanished`, { path: oldFile });
-    const newline = original.indexOf(0x0a);
-    const rest = newline < 0 ? new Uint8Array() : original.subarray(newline + 1);
-    const bytes = new Uint8Array(headerLine.length + rest.length);
-    bytes.set(headerLine);
-    bytes.set(rest, headerLine.length);
-    delta = headerLine.length - (newline < 0 ? original.length : newline + 1);
-    moves.push({ from: oldFile, to: newFile, bytes, original });
+    rewritten = await rewrite(original);
+    if (original) moves.push({ from: oldFile, to: newFile, bytes: rewritten.bytes, original });
+    else newSessionFile = rewritten.bytes; // gone from storage: written anew from what the caller holds
   }
   const oldSide = sideFolderOf(oldFile);
   const newSide = sideFolderOf(newFile);
@@ -44,18 +55,23 @@ export async function relocateSession(storage: StoragePort, oldFile: string, new
     const original = await storage.read(joinPath(oldSide, relative));
     if (original) moves.push({ from: joinPath(oldSide, relative), to: joinPath(newSide, relative), bytes: original, original });
   }
-  for (const move of moves) {
-    if ((await storage.stat(move.to)) !== null) throw new SessionError("rewrite-failed", `${move.to} exists: not replacing it`, { path: move.to });
+  const targets = [...moves.map((move) => move.to), ...(newSessionFile ? [newFile] : [])];
+  for (const target of targets) {
+    if ((await storage.stat(target)) !== null) throw new SessionError("rewrite-failed", `${target} exists: not replacing it`, { path: target });
   }
 
   const written: string[] = [];
   const removed: Move[] = [];
   try {
+    if (newSessionFile) {
+      written.push(newFile);
+      await storage.write(newFile, newSessionFile);
+    }
     for (const move of moves) {
       written.push(move.to);
       await storage.write(move.to, move.bytes);
     }
-    for (const move of moves) await storage.sync?.(move.to);
+    for (const target of targets) await storage.sync?.(target);
     // The session file goes last: until then the old session is whole where it was.
     for (const move of moves.slice().reverse()) {
       await storage.remove(move.from);
@@ -71,7 +87,7 @@ export async function relocateSession(storage: StoragePort, oldFile: string, new
     }
     throw error;
   }
-  return delta;
+  return rewritten;
 }
 
 /** Paths of the files below `dir`, relative to it, at any depth. */

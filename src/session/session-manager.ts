@@ -38,7 +38,7 @@ import { readBreadcrumb, writeBreadcrumb, type TerminalBreadcrumb } from "./brea
 import { detachedPort } from "./detached-port.js";
 import { buildSessionContext, lastLeafId, pathToRoot } from "./context.js";
 import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
-import { relocateSession } from "./relocate.js";
+import { relocateSession, replaceFirstLine } from "./relocate.js";
 import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
 import { prepareValueForPersistence } from "./persist-transform.js";
 import { buildTree, type LabelState } from "./tree.js";
@@ -810,7 +810,7 @@ export class SessionManager {
     this.#header = title ? { ...rest, title } : rest;
     if (!this.#persist || !this.#sessionFile || !this.#fileStarted) return;
     try {
-      await this.#exclusive(() => this.#rewriteHeaderLine(this.#sessionFile!, this.#sessionFile!));
+      await this.#exclusive(() => this.#rewriteHeaderLine(this.#sessionFile!));
     } catch (error) {
       this.#header = previous;
       throw this.#rewriteError("rename", error);
@@ -880,15 +880,21 @@ export class SessionManager {
     try {
       await this.#exclusive(async () => {
         if (newFile === oldFile) {
-          if (this.#fileStarted) await this.#rewriteHeaderLine(oldFile, oldFile);
+          if (this.#fileStarted) await this.#rewriteHeaderLine(oldFile);
           return;
         }
         // A session not written yet has no file to lock, only maybe a side folder to move.
         const lock = this.#fileStarted ? await this.#lockForNewPath(newFile) : null;
         try {
           const headerLine = this.#fileStarted ? await this.#encode([this.#header], this.#dialect) : null;
-          const delta = await relocateSession(this.#storage, oldFile, newFile, headerLine);
-          if (this.#tailToRepair?.path === oldFile) this.#tailToRepair = { path: newFile, tail: shiftTail(this.#tailToRepair.tail, delta) };
+          // The old file's lines are moved as bytes (lines that did not load too); a file someone
+          // removed is written again from memory.
+          const rewrite = async (original: Uint8Array | null) =>
+            original ? replaceFirstLine(original, headerLine!) : { bytes: await this.#encode([this.#header, ...this.#entries], this.#dialect), delta: null };
+          const moved = await relocateSession(this.#storage, oldFile, newFile, headerLine ? rewrite : null);
+          if (this.#tailToRepair?.path === oldFile) {
+            this.#tailToRepair = moved?.delta == null ? null : { path: newFile, tail: shiftTail(this.#tailToRepair.tail, moved.delta) };
+          }
         } catch (error) {
           await lock?.release().catch(() => {});
           throw error;
@@ -986,42 +992,55 @@ export class SessionManager {
   }
 
   /**
-   * Replaces the header line of `source`, writing `target` (the same path: an atomic rewrite). The
-   * other lines are copied as bytes, lines that did not load included.
+   * Replaces the header line of the file at `path` by an atomic rewrite. The other lines are copied
+   * as bytes, lines that did not load included.
    */
-  async #rewriteHeaderLine(source: string, target: string): Promise<void> {
-    await this.#takeLock(target);
-    const bytes = await this.#storage.read(source);
-    if (!bytes) throw new SessionError("rewrite-failed", `${source} vanished`, { path: source });
-    const headerLine = await this.#encode([this.#header], this.#dialect);
-    const newline = bytes.indexOf(0x0a);
-    const rest = newline < 0 ? new Uint8Array() : bytes.subarray(newline + 1);
-    const out = new Uint8Array(headerLine.length + rest.length);
-    out.set(headerLine);
-    out.set(rest, headerLine.length);
-    await this.#storage.write(target, out);
-    await this.#storage.sync?.(target);
-    const delta = headerLine.length - (newline < 0 ? bytes.length : newline + 1);
-    if (this.#tailToRepair?.path === target) this.#tailToRepair = { path: target, tail: shiftTail(this.#tailToRepair.tail, delta) };
-    this.#unsynced.delete(target);
+  async #rewriteHeaderLine(path: string): Promise<void> {
+    await this.#takeLock(path);
+    const bytes = await this.#storage.read(path);
+    if (!bytes) throw new SessionError("rewrite-failed", `${path} vanished`, { path });
+    const { bytes: out, delta } = replaceFirstLine(bytes, await this.#encode([this.#header], this.#dialect));
+    await this.#replaceFile(path, out, bytes);
+    if (this.#tailToRepair?.path === path) this.#tailToRepair = { path, tail: shiftTail(this.#tailToRepair.tail, delta) };
+    this.#unsynced.delete(path);
   }
 
   /** The whole file from memory, atomically; the old bytes kept aside when lines did not load. */
   async #rewriteFromMemory(path: string): Promise<void> {
     await this.#takeLock(path);
+    const original = await this.#storage.read(path);
+    if (!original) throw new SessionError("rewrite-failed", `${path} vanished`, { path });
     const lost = this.#problems.some((p) => p.kind !== "glued");
     if (lost) {
-      const original = await this.#storage.read(path);
       const backup = `${path}.rewrite-${Date.now()}.bak`;
-      await this.#storage.write(backup, original ?? new Uint8Array());
+      await this.#storage.write(backup, original);
       await this.#storage.sync?.(backup);
       this.#options.onWarning(`${path}: rewritten from memory; lines that did not load are kept in ${backup}`);
     }
-    await this.#storage.write(path, await this.#encode([this.#header, ...this.#entries], this.#dialect));
-    await this.#storage.sync?.(path);
-    this.#unsynced.delete(path);
+    await this.#replaceFile(path, await this.#encode([this.#header, ...this.#entries], this.#dialect), original);
     this.#problems = [];
     this.#tailToRepair = null;
+  }
+
+  /**
+   * Writes `bytes` over `path` (atomic) and syncs it. When the sync fails after the write, the
+   * `original` bytes are written back: the caller reports a failure, so the file must be the old one.
+   */
+  async #replaceFile(path: string, bytes: Uint8Array, original: Uint8Array): Promise<void> {
+    let written = false;
+    try {
+      await this.#storage.write(path, bytes);
+      written = true;
+      await this.#storage.sync?.(path);
+    } catch (error) {
+      if (written) {
+        await this.#storage.write(path, original).catch((undo: unknown) => {
+          throw new SessionError("rewrite-failed", `${path}: syncing the rewrite failed (${(error as Error)?.message}) and so did restoring it (${(undo as Error)?.message})`, { path, cause: error });
+        });
+      }
+      throw error;
+    }
+    this.#unsynced.delete(path);
   }
 
   /** A lock for a path this session is about to take over (held with the current one). */
