@@ -48,11 +48,11 @@ export function mountedStorage(base: StoragePort, mounts: Mounts): MountedStorag
 
   const port: MountedStorage = {
     kind: `mounted(${base.kind})`,
-    read: (path: string, range?: ByteRange) => {
+    async read(path: string, range?: ByteRange) {
       const target = fileRoute(path);
       return target.port.read(target.path, range);
     },
-    stat: (path: string) => {
+    async stat(path: string) {
       const target = fileRoute(path);
       return target.port.stat(target.path);
     },
@@ -71,19 +71,19 @@ export function mountedStorage(base: StoragePort, mounts: Mounts): MountedStorag
       }
       return merged.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
-    append: (path: string, data: Uint8Array) => {
+    async append(path: string, data: Uint8Array) {
       const target = fileRoute(path);
       return target.port.append(target.path, data);
     },
-    write: (path: string, data: Uint8Array) => {
+    async write(path: string, data: Uint8Array) {
       const target = fileRoute(path);
       return target.port.write(target.path, data);
     },
-    truncate: (path: string, size: number) => {
+    async truncate(path: string, size: number) {
       const target = fileRoute(path);
       return target.port.truncate(target.path, size);
     },
-    remove: (path: string) => {
+    async remove(path: string) {
       const target = fileRoute(path);
       return target.port.remove(target.path);
     },
