@@ -202,6 +202,23 @@ describe("the CLI over every store of a fake $HOME", () => {
     expect(await hashes(home)).toEqual(before);
   });
 
+  it("verify, tree, context and migrate read a seed-003 session as what it is", async () => {
+    const before = await hashes(home);
+    const session = planted.find((p) => p.agent === "operator")!;
+    const prefix = session.id.slice(0, 13);
+    const verify = await cli(["verify", prefix]);
+    expect(verify.stdout).toMatch(new RegExp(`^${session.file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: OK \\(seed 003, \\d+ entries, \\d+ blob refs?\\)\n$`));
+    const report = JSON.parse((await cli(["verify", prefix, "--json"])).stdout) as { dialect: string; version: unknown };
+    expect(report).toMatchObject({ dialect: "seed003", version: null });
+    const migrate = await cli(["migrate", prefix]);
+    expect(migrate).toMatchObject({ code: 0, stdout: `${session.file}: seed 003's dialect has no versions, nothing to migrate\n` });
+    const tree = JSON.parse((await cli(["tree", prefix, "--json"])).stdout) as Array<{ entry: { parentId: unknown } }>;
+    expect(tree[0]!.entry).toHaveProperty("parentId", null); // canonical shapes, as for pi files
+    const context = await cli(["context", prefix, "--json"]);
+    expect(context.code).toBe(0);
+    expect(await hashes(home)).toEqual(before);
+  });
+
   it("--agent narrows ls and the id lookup to that agent's stores", async () => {
     const xcsh = JSON.parse((await cli(["--agent", "xcsh", "ls", "--all", "--json"])).stdout) as Listed[];
     expect(xcsh.map((info) => info.id).sort()).toEqual(planted.filter((p) => p.agent === "xcsh").map((p) => p.id).sort());
