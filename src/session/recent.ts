@@ -5,6 +5,7 @@
 import { detectDialect } from "../format/dialect.js";
 import { decodeHeader } from "../format/session-file.js";
 import { baseName, joinPath, type StoragePort } from "../port.js";
+import { sameCwd } from "./paths.js";
 
 export interface RecentSessionInfo {
   /** Storage path of the session file. */
@@ -62,7 +63,7 @@ async function recentSessionInfo(storage: StoragePort, path: string, mtime: numb
     return null;
   }
   if (!header?.success) return null;
-  if (cwd !== undefined && header.data.cwd !== cwd) return null;
+  if (cwd !== undefined && !sameCwd(typeof header.data.cwd === "string" ? header.data.cwd : "", cwd)) return null;
   const title = typeof header.data.title === "string" ? header.data.title : undefined;
   const fullName =
     sanitizeName(title) ?? sanitizeName(title ? undefined : firstUserPrompt(lines)) ?? sanitizeName(header.data.id) ?? baseName(path).replace(/\.jsonl$/, "");

@@ -17,6 +17,7 @@ import {
   DialectError,
   encodeRecord,
   encodeSessionFile,
+  getRecentSessions,
   importArchive,
   readSessionFile,
   SessionManager,
@@ -339,6 +340,9 @@ describe("a flat seed-003 store: one folder for every project", () => {
     expect(listB.map((info) => info.id)).toEqual([b.getSessionId()]);
     const all = await SessionManager.listAll(storage);
     expect(all.map((info) => info.id).sort()).toEqual([...a, b].map((sm) => sm.getSessionId()).sort());
+    // oh-my-pi's picker over a flat folder: one project's sessions by the header's cwd.
+    const recent = await getRecentSessions(storage, "sessions", 10, { cwd: "/work/a" });
+    expect(recent.map((info) => info.fullName).sort()).toEqual(["a newer", "a older"]);
   });
 
   it("continueRecent(cwd) resumes the project's most recent session, or starts one in the flat folder", async () => {
