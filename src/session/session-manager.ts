@@ -36,7 +36,7 @@ import {
 import { baseName, joinPath, parentDir, type StorageLock, type StoragePort } from "../port.js";
 import { readBreadcrumb, writeBreadcrumb, type TerminalBreadcrumb } from "./breadcrumbs.js";
 import { detachedPort } from "./detached-port.js";
-import { buildSessionContext, lastLeafId, pathToRoot } from "./context.js";
+import { buildSessionContext, pathToRoot } from "./context.js";
 import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
 import { relocateSession, replaceFirstLine } from "./relocate.js";
 import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
@@ -284,6 +284,7 @@ export class SessionManager {
       // lose, so it gets its header now, as pi does.
       this.newSession();
       this.#sessionFile = path;
+      this.#rememberBreadcrumb();
       if (file.kind === "empty" && this.#persist) {
         this.#fileStarted = true;
         this.#enqueueFullWrite(path);
