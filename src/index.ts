@@ -4,7 +4,7 @@ export * from "./format/types.js";
 export { checkEntry, sessionHeaderSchema, agentMessageSchema } from "./format/schema.js";
 export { scanJsonl, splitGluedObjects, type JsonlScan, type JsonlTail, type LineProblem, type LineProblemKind } from "./format/jsonl-reader.js";
 export { readSessionFile, encodeJsonl, encodeSessionFile, decodeHeader, type LoadedSessionFile, type SessionFileRead } from "./format/session-file.js";
-export { decodeRecord, encodeRecord, detectDialect, dialectName, DialectError, SEED003_HEADER_TYPE, type SessionDialect } from "./format/dialect.js";
+export { decodeRecord, encodeRecord, detectDialect, dialectName, completeSeed003Entry, DialectError, SEED003_HEADER_TYPE, type SessionDialect } from "./format/dialect.js";
 export { migrateRecords, headerVersion } from "./format/migrate.js";
 export { createEntryId, createSessionId } from "./format/ids.js";
 export { BlobStore, BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "./blobs/blob-store.js";
