@@ -34,6 +34,8 @@ export interface ServedStore {
   id: string;
   label: string;
   readOnly: boolean;
+  /** The agent whose store it is ("pi", "omp", …), for stores found on the machine. */
+  agent?: string;
 }
 
 export type HttpStorage = RpcStorage;

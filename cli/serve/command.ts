@@ -4,19 +4,28 @@ import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Run } from "../commands.js";
 import { CliError } from "../errors.js";
-import { requireDirectory } from "../store.js";
-import { isLoopback, startServe, type RunningServer } from "./server.js";
+import { requireDirectory, resolveRoot } from "../store.js";
+import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./server.js";
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;
-  const roots = args.roots.length > 0 ? args.roots.map((root) => nodePath.resolve(io.cwd, root)) : [run.root];
-  for (const root of roots) await requireDirectory(root);
+  // --root (repeatable), else every agent's store found on this machine (only --agent's, when given).
+  const stores: StoreConfig[] = [];
+  if (args.roots.length > 0) {
+    for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
+      await requireDirectory(root);
+      stores.push({ root });
+    }
+  } else {
+    for (const store of await run.stores()) stores.push({ root: store.root, label: store.label, agent: store.agent });
+    if (stores.length === 0) throw new CliError("no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
+  }
   const host = args.host ?? "127.0.0.1";
   const port = args.port ?? 4174;
   let server: RunningServer;
   try {
     server = await startServe({
-      stores: roots.map((root) => ({ root })),
+      stores,
       host,
       port,
       write: args.write,

@@ -27,6 +27,8 @@ export interface StoreConfig {
   root: string;
   /** What the page shows for it; default the root. */
   label?: string;
+  /** The agent whose store it is ("pi", "omp", …), when known. */
+  agent?: string;
 }
 
 export interface ServeOptions {
@@ -78,6 +80,7 @@ const CONNECTION_OPS = new Set(["acquireLock", "releaseLock", "stage", "readMore
 interface Store {
   id: string;
   label: string;
+  agent: string | undefined;
   root: string;
   storage: NodeFsStorage;
   server: StorageServer;
@@ -116,7 +119,7 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     const root = nodePath.resolve(config.root);
     const storage = nodeFsStorage({ root });
     const id = storeId(root, stores);
-    stores.set(id, { id, label: config.label ?? root, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS }) });
+    stores.set(id, { id, label: config.label ?? root, agent: config.agent, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS }) });
   }
 
   const http = createServer();
@@ -169,7 +172,7 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     const path = url.pathname;
     if (path === "/api/stores") {
       allowMethods(request, ["GET"]);
-      return sendJson(response, 200, [...stores.values()].map(({ id, label }) => ({ id, label, readOnly })));
+      return sendJson(response, 200, [...stores.values()].map(({ id, label, agent }) => ({ id, label, readOnly, ...(agent === undefined ? {} : { agent }) })));
     }
     const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes)(\/.*)?$/.exec(path);
     if (match) {

@@ -9,6 +9,7 @@
  */
 import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 import { scanJsonl, type LineProblem } from "../format/jsonl-reader.js";
+import { completeSeed003Entry, decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
 import { checkEntry } from "../format/schema.js";
 import type { SessionEntry } from "../format/types.js";
 import { parentDir, type StoragePort, type StorageWatch } from "../port.js";
@@ -39,23 +40,31 @@ export class SessionTail {
   #fingerprint: Uint8Array;
   /** size and mtime at the last look: an unchanged stat costs no read. */
   #seen = "";
+  /** Seed 003 entries may leave out their timestamp: the previous record's is theirs. */
+  #previousTimestamp: unknown;
 
   private constructor(
     private readonly storage: StoragePort,
     private readonly path: string,
+    private readonly dialect: SessionDialect,
     extent: FileExtent,
     header: Uint8Array,
     fingerprint: Uint8Array,
+    previousTimestamp: unknown,
   ) {
     this.#extent = extent;
     this.#header = header;
     this.#fingerprint = fingerprint;
+    this.#previousTimestamp = previousTimestamp;
   }
 
-  /** Starts after `extent`, the part of the file a load has read. */
-  static async start(storage: StoragePort, path: string, extent: FileExtent): Promise<SessionTail> {
+  /**
+   * Starts after `extent`, the part of the file a load has read; records are decoded from
+   * `dialect`, and `previousTimestamp` is the last entry's timestamp (seed 003 fills missing ones).
+   */
+  static async start(storage: StoragePort, path: string, extent: FileExtent, dialect: SessionDialect = "pi", previousTimestamp?: unknown): Promise<SessionTail> {
     const [header, fingerprint] = await Promise.all([readHeaderLine(storage, path), readFingerprint(storage, path, extent.completeBytes)]);
-    return new SessionTail(storage, path, extent, header, fingerprint);
+    return new SessionTail(storage, path, dialect, extent, header, fingerprint, previousTimestamp);
   }
 
   get extent(): FileExtent {
@@ -83,17 +92,29 @@ export class SessionTail {
       storage,
       path,
       (record, line, text) => {
-        if (record.type === "session") {
+        // As readSessionFile reads each record after the header.
+        if (detectDialect(record) !== null) {
           problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
           return;
         }
-        const check = checkEntry(record);
+        const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
+        let decoded: Record<string, unknown> = record;
+        if (this.dialect !== "pi") {
+          try {
+            decoded = decodeRecord(this.dialect, record);
+          } catch (error) {
+            if (!(error instanceof DialectError)) throw error;
+            problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryId });
+            return;
+          }
+          this.#previousTimestamp = completeSeed003Entry(decoded, this.#previousTimestamp);
+        }
+        const check = checkEntry(decoded);
         if (!check.ok) {
-          const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
           problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryId });
           return;
         }
-        const entry = record as unknown as SessionEntry;
+        const entry = decoded as unknown as SessionEntry;
         entries.push(entry);
         if (text.includes(BLOB_REF_PREFIX)) withBlobRefs.add(entry);
       },
@@ -155,6 +176,9 @@ export interface FollowTarget {
   path: string;
   /** How far the load read; null when the file cannot be read on from there (missing, or migrated in memory): each change reloads. */
   extent: FileExtent | null;
+  /** The file's dialect, and the timestamp of its last entry (seed 003 fills missing ones from it). */
+  dialect(): SessionDialect;
+  lastTimestamp(): unknown;
   /** True for an entry id already in the session (seen before its line got its newline). */
   knows(id: string): boolean;
   /** Adds entries to the session's index and tree. */
@@ -169,7 +193,8 @@ export interface FollowTarget {
  */
 export async function followSession(target: FollowTarget, listener: (update: FollowUpdate) => void, options: FollowOptions = {}): Promise<SessionFollow> {
   const { storage, path } = target;
-  let tail: SessionTail | null = target.extent && (await SessionTail.start(storage, path, target.extent));
+  const startTail = (extent: FileExtent) => SessionTail.start(storage, path, extent, target.dialect(), target.lastTimestamp());
+  let tail: SessionTail | null = target.extent && (await startTail(target.extent));
   /** Without a tail, a change of size or mtime means a reload. */
   const statKey = async () => {
     const stat = await storage.stat(path);
@@ -204,7 +229,7 @@ export async function followSession(target: FollowTarget, listener: (update: Fol
         return;
       case "rewritten": {
         const loaded = await target.reload();
-        tail = loaded.extent && (await SessionTail.start(storage, path, loaded.extent));
+        tail = loaded.extent && (await startTail(loaded.extent));
         present = loaded.exists;
         if (!closed) listener(loaded.exists ? { kind: "reloaded" } : { kind: "removed" });
         return;

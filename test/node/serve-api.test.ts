@@ -39,7 +39,7 @@ describe("sessionkit serve's HTTP API", () => {
     const response = await fetch(url("/rpc"), {
       method: "POST",
       headers: { "content-type": FRAME_CONTENT_TYPE },
-      body: encodeFrame({ protocol: RPC_PROTOCOL, requests: [{ protocol: RPC_PROTOCOL, id: 1, call: { op: "stat", path: "sessions/--p--/s.jsonl" } }, { protocol: RPC_PROTOCOL, id: 2, call: { op: "read", path: "sessions/--p--/s.jsonl", range: { offset: 0, length: 4 }, maxBytes: 100 } }] }),
+      body: encodeFrame({ protocol: RPC_PROTOCOL, requests: [{ protocol: RPC_PROTOCOL, id: 1, call: { op: "stat", path: "sessions/--p--/s.jsonl" } }, { protocol: RPC_PROTOCOL, id: 2, call: { op: "read", path: "sessions/--p--/s.jsonl", range: { offset: 0, length: 4 }, maxBytes: 100 } }] }) as Uint8Array<ArrayBuffer>,
     });
     expect(response.status).toBe(200);
     const answer = decodeFrame(new Uint8Array(await response.arrayBuffer())) as { responses: { ok: boolean; result: unknown }[] };

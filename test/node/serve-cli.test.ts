@@ -42,7 +42,7 @@ describe("sessionkit serve (CLI)", () => {
     expect((await fetch(new URL("/api/stores", url))).status).toBe(401);
 
     child.kill("SIGINT");
-    const [code] = (await once(child, "exit")) as [number];
+    const [code] = (await once(child, "close")) as [number];
     expect(code).toBe(0);
     expect(stderr()).toContain("sessionkit serve: stopped");
     await expect(fetch(new URL(`/api/stores?${url.searchParams}`, url))).rejects.toThrow();
@@ -64,7 +64,7 @@ describe("sessionkit serve (CLI)", () => {
   it("warns when listening beyond this machine, and --write makes the store writable", async () => {
     const { child, stderr } = await startServe(["--port", "0", "--host", "0.0.0.0", "--write"]);
     child.kill("SIGTERM");
-    await once(child, "exit");
+    await once(child, "close"); // its output read to the end
     expect(stderr()).toContain("warning: listening on 0.0.0.0");
     expect(stderr()).toContain("(writable)");
   });
