@@ -38,10 +38,8 @@ export async function serveCommand(run: Run): Promise<number> {
     if (code === "EADDRNOTAVAIL") throw new CliError(`${host} is not an address of this machine (--host)`);
     throw error;
   }
-  if (!isLoopback(host)) io.stderr.write(`sessionkit serve: warning: listening on ${host}, not only this machine: anyone who can reach it and has the URL can read${args.write ? " and change" : ""} these sessions\n`);
-  io.stdout(`sessionkit serve: ${server.url}\n`);
-  for (const store of server.stores) io.stderr.write(`sessionkit serve: store ${store.id}: ${store.root}${store.readOnly ? " (read-only)" : " (writable)"}\n`);
-  await new Promise<void>((resolve) => {
+  // Ctrl+C from the moment the URL is out stops the server cleanly.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
@@ -50,6 +48,10 @@ export async function serveCommand(run: Run): Promise<number> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+  if (!isLoopback(host)) io.stderr.write(`sessionkit serve: warning: listening on ${host}, not only this machine: anyone who can reach it and has the URL can read${args.write ? " and change" : ""} these sessions\n`);
+  for (const store of server.stores) io.stderr.write(`sessionkit serve: store ${store.id}: ${store.root}${store.readOnly ? " (read-only)" : " (writable)"}\n`);
+  io.stdout(`sessionkit serve: ${server.url}\n`);
+  await stopped;
   await server.close();
   io.stderr.write("sessionkit serve: stopped\n");
   return 0;
