@@ -23,6 +23,7 @@ import {
 } from "../src/index.js";
 import type { Run } from "./commands.js";
 import { CliError } from "./errors.js";
+import { exportHtmlCommand } from "./export-html.js";
 import { archiveProgress } from "./progress.js";
 import { exportView, resolveSessionArgument, statOrNull, type ExportView, type SessionFileRef } from "./store.js";
 
@@ -66,6 +67,7 @@ async function requireFile(file: string): Promise<void> {
 // ---------------------------------------------------------------------------
 
 export async function exportCommand(run: Run): Promise<number> {
+  if (run.args.html) return exportHtmlCommand(run);
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
   const dirInfo = await statOrNull(outputDir);

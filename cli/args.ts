@@ -28,6 +28,8 @@ Commands:
       --leaf ID                  only the branch root → entry ID (one session argument)
       --no-blobs                 leave the blobs out (the sessions keep their blob refs)
       --force                    replace FILE when it exists (without it, export refuses)
+      --html                     one HTML file instead: the viewer and the session (its images
+                                 inline), readable offline from file:// (one session argument)
   import <archive.zip|file.jsonl|dir>
                                  into the root: an archive, a pi session file (any version), or
                                  every .jsonl below a dir as one batch. All or nothing: anything
@@ -66,6 +68,8 @@ export interface ParsedCommand {
   dryRun: boolean;
   /** export --force: replace an existing output file. */
   force: boolean;
+  /** export --html: a self-contained HTML file instead of an archive. */
+  html: boolean;
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
@@ -78,7 +82,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   tree: [],
   verify: [],
   migrate: [],
-  export: ["output", "leaf", "no-blobs", "force"],
+  export: ["output", "leaf", "no-blobs", "force", "html"],
   import: ["on-conflict", "dry-run"],
 };
 const GLOBAL_FLAGS = ["root", "json", "help"];
@@ -113,6 +117,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         "on-conflict": { type: "string" },
         "dry-run": { type: "boolean" },
         force: { type: "boolean" },
+        html: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -136,6 +141,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
+    if (values.html && rest.length > 1) throw new UsageError(`--html exports a single session, got ${rest.length}`);
+    if (values.html && values["no-blobs"]) throw new UsageError("--html always includes the images (--no-blobs is for archives)");
   }
   const onConflict = values["on-conflict"] ?? "auto";
   if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
@@ -156,5 +163,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     onConflict: onConflict as ConflictPolicy,
     dryRun: values["dry-run"] ?? false,
     force: values.force ?? false,
+    html: values.html ?? false,
   };
 }

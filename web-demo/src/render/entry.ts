@@ -39,6 +39,28 @@ export interface EntryView {
 /** Lines shown before "... (N more lines)": pi's numbers. */
 const PREVIEW_LINES = { bash: 5, read: 10, write: 10, ls: 20, find: 20, grep: 15, other: 10 } as const;
 
+/** Whether the message list shows an entry (cheap: decides without rendering). */
+export function isListed(entry: SessionEntry, view: Pick<EntryView, "model">): boolean {
+  switch (entry.type) {
+    case "label":
+    case "custom":
+    case "session_info":
+      return false;
+    case "custom_message":
+      return entry.display !== false;
+    case "message": {
+      const message = entry.message;
+      if (isObject(message) && message.role === "toolResult") {
+        const callId = str(message.toolCallId);
+        return !(callId && view.model.toolCalls.has(callId));
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
 /** The list item for an entry, or null for entries the list does not show (tool results are shown with their call). */
 export function renderEntry(entry: SessionEntry, view: EntryView): HTMLElement | null {
   const body = renderBody(entry, view);
@@ -59,7 +81,7 @@ function entryTools(entry: SessionEntry): HTMLElement {
     "div",
     { class: "entry-tools" },
     time && el("time", { datetime: entry.timestamp }, time),
-    el("button", { type: "button", class: "copy-link", "data-action": "copy-link", title: "Copy a link to this entry", "aria-label": "Copy link" }, "🔗"),
+    el("button", { type: "button", class: "copy-link", "data-action": "copy-link", title: "Copy a link to this entry", "aria-label": "Copy link" }, "#"),
   );
 }
 

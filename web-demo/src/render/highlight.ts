@@ -50,7 +50,8 @@ export function highlightWithin(root: ParentNode): void {
     const text = block.textContent ?? "";
     if (text.length > MAX_HIGHLIGHT_CHARS) continue;
     const lang = block.dataset.lang;
-    if (!lang && text.length > MAX_AUTO_DETECT_CHARS) continue;
+    // Guessing is for code in prose (markdown fences without a language), not for tool output.
+    if (!lang && (text.length > MAX_AUTO_DETECT_CHARS || !block.closest(".markdown"))) continue;
     if (!hljs) {
       waiting.add(block);
       void load().then(() => {
