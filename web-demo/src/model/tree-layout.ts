@@ -24,7 +24,7 @@ export interface TreeRow {
   multipleRoots: boolean;
   /** Children in the whole tree: more than one makes a branch point. */
   childCount: number;
-  /** Can be folded: a branch point, or the first entry of a branch. */
+  /** Can be folded: a branch point, or the first entry of a branch, in the listed tree. */
   foldable: boolean;
   folded: boolean;
   /** Entries the fold hides (the subtree below it). */
@@ -46,6 +46,7 @@ const SHOW_CONNECTOR = 1;
 const IS_LAST = 2;
 const VIRTUAL_ROOT_CHILD = 4;
 const FOLDED = 8;
+const FOLDABLE = 16;
 const NO_GUTTERS: readonly Gutter[] = [];
 
 export class TreeLayout {
@@ -102,17 +103,11 @@ export class TreeLayout {
       isVirtualRootChild: (bits & VIRTUAL_ROOT_CHILD) !== 0,
       multipleRoots: this.multipleRoots,
       childCount,
-      foldable: isFoldable(model, i),
+      foldable: (bits & FOLDABLE) !== 0,
       folded,
       hiddenBelow: folded ? model.subtreeSize(i) - 1 : 0,
     };
   }
-}
-
-/** A branch point, or the first entry of a branch. */
-function isFoldable(model: SessionModel, i: number): boolean {
-  const parent = model.parentIndex(i);
-  return model.childCount(i) > 1 || (parent >= 0 && model.childCount(parent) > 1);
 }
 
 export function layoutTree(model: SessionModel, options: TreeLayoutOptions): TreeLayout {
@@ -188,14 +183,16 @@ export function layoutTree(model: SessionModel, options: TreeLayoutOptions): Tre
   while (work.length > 0) {
     let [i, indent, justBranched, showConnector, isLast, gutters, isVirtualRootChild] = work.pop()!;
     for (;;) {
-      const isFolded = folded.size > 0 && folded.has(model.entries[i]!.id) && isFoldable(model, i);
+      const children = visibleChildren(i);
+      // Foldable: a branch point, or the head of a branch (justBranched), as listed.
+      const foldable = children.length > 1 || (justBranched && children.length > 0);
+      const isFolded = foldable && folded.size > 0 && folded.has(model.entries[i]!.id);
       const r = rows.count++;
       rows.entry[r] = i;
       rows.indent[r] = indent;
-      rows.bits[r] = (showConnector ? SHOW_CONNECTOR : 0) | (isLast ? IS_LAST : 0) | (isVirtualRootChild ? VIRTUAL_ROOT_CHILD : 0) | (isFolded ? FOLDED : 0);
+      rows.bits[r] = (showConnector ? SHOW_CONNECTOR : 0) | (isLast ? IS_LAST : 0) | (isVirtualRootChild ? VIRTUAL_ROOT_CHILD : 0) | (isFolded ? FOLDED : 0) | (foldable ? FOLDABLE : 0);
       if (gutters.length > 0) rows.gutters[r] = gutters;
       if (isFolded) break;
-      const children = visibleChildren(i);
       if (children.length === 0) break;
       const multipleChildren = children.length > 1;
       const childIndent = multipleChildren || (justBranched && indent > 0) ? indent + 1 : indent;
