@@ -11,6 +11,8 @@ import { Marked, type Tokens } from "marked";
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"));
 
+const SAFE_URL = /^(?:https?:|mailto:)/i;
+
 /** pi's strict strikethrough: ~~x~~ only, not single tildes. */
 const STRICT_DEL = /^(~~)(?=[^\s~])((?:\\.|[^\\])*?(?:\\.|[^\s~\\]))\1(?=[^~]|$)/;
 
@@ -27,9 +29,15 @@ marked.use({
     html({ text }: Tokens.HTML | Tokens.Tag) {
       return escapeHtml(text);
     },
+    // Links are checked here too (DOMPurify checks them again): only http(s) and mailto keep an href.
+    link({ href, title, tokens }: Tokens.Link) {
+      const inner = this.parser.parseInline(tokens);
+      if (!SAFE_URL.test(href.trim())) return inner;
+      return `<a href="${escapeHtml(href.trim())}"${title ? ` title="${escapeHtml(title)}"` : ""} target="_blank" rel="noopener noreferrer nofollow">${inner}</a>`;
+    },
     image({ href, text }: Tokens.Image) {
       const label = `image: ${text || href}`;
-      return /^https?:/i.test(href) ? `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>` : escapeHtml(label);
+      return /^https?:/i.test(href) ? `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer nofollow">${escapeHtml(label)}</a>` : escapeHtml(label);
     },
     code({ text, lang }: Tokens.Code) {
       const language = (lang ?? "").trim().split(/\s+/)[0] ?? "";
@@ -43,8 +51,7 @@ const ALLOWED_TAGS = [
   "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
   "li", "ol", "p", "pre", "s", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul", "input",
 ];
-const ALLOWED_ATTR = ["href", "title", "data-lang", "start", "type", "checked", "disabled", "align"];
-const SAFE_URL = /^(?:https?:|mailto:)/i;
+const ALLOWED_ATTR = ["href", "title", "target", "rel", "data-lang", "start", "type", "checked", "disabled", "align"];
 
 let hooked = false;
 function purify(html: string): DocumentFragment {
