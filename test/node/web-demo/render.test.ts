@@ -90,7 +90,7 @@ describe("entries", () => {
 
   it("read: the path (home shortened) with its line range, 10 lines, highlighted by extension; images of the result", () => {
     const entries = toolPair("read", { path: "/home/me/app/src/x.ts", offset: 5, limit: 20 }, lines(15));
-    entries[1]!.message!.content = [{ type: "text", text: lines(15) }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }];
+    (entries[1] as { message: { content: unknown } }).message.content = [{ type: "text", text: lines(15) }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }];
     const el = renderEntry(entries[0]!, view(entries))!;
     expect(el.querySelector(".tool-header")!.textContent).toBe("read ~/app/src/x.ts:5-24");
     expect(el.querySelector(".tool-output code")!.getAttribute("data-lang")).toBe("typescript");

@@ -67,7 +67,9 @@ export class ViewerApp {
       themeButton(),
       el("button", { type: "button", id: "keys-help", class: "header-btn", title: "Keys (?)" }, "?"),
     );
-    this.root = el("div", { class: options.showList ? "app with-list" : "app" }, bar, this.#notices, el("div", { class: "app-body" }, options.showList && listPane, this.#sessionPane));
+    // On a narrow screen the list starts hidden (it would cover the session).
+    const listShown = options.showList && !window.matchMedia("(max-width: 900px)").matches;
+    this.root = el("div", { class: listShown ? "app with-list" : "app" }, bar, this.#notices, el("div", { class: "app-body" }, options.showList && listPane, this.#sessionPane));
     bar.querySelector("#sessions-toggle")?.addEventListener("click", () => this.root.classList.toggle("with-list"));
     bar.querySelector("#keys-help")!.addEventListener("click", () => toggleKeysHelp());
     this.#listFilter.addEventListener("input", () => this.#renderList());
@@ -76,7 +78,9 @@ export class ViewerApp {
     });
     this.#list.addEventListener("click", (event) => {
       const item = (event.target as Element).closest<HTMLElement>("[data-path]");
-      if (item) void this.run(() => this.openSession(item.dataset.store!, item.dataset.path!, {}));
+      if (!item) return;
+      if (window.matchMedia("(max-width: 900px)").matches) this.root.classList.remove("with-list");
+      void this.run(() => this.openSession(item.dataset.store!, item.dataset.path!, {}));
     });
     this.#globalResults.addEventListener("click", (event) => {
       const hit = (event.target as Element).closest<HTMLElement>("[data-entry]");

@@ -136,6 +136,13 @@ export class VirtualList {
       }
       element.style.transform = `translateY(${item.start}px)`;
     }
+    // The DOM in list order: reading order for assistive technology and for tests.
+    let previous: Element | null = null;
+    for (const item of items) {
+      const element = this.#rendered.get(String(item.key))!;
+      if (element.previousElementSibling !== previous) (previous ? previous.after(element) : this.#spacer.prepend(element));
+      previous = element;
+    }
     for (const [key, element] of this.#rendered) {
       if (!keep.has(key)) {
         this.#resizes?.unobserve(element);
