@@ -4,6 +4,7 @@
  * as a zip or as one self-contained HTML file, delete. Sessions are only read: viewing never
  * writes to them and takes no writer lock, so a session another tab writes can be followed.
  */
+import "./strict-csp.js";
 import { requestPersistence, storageEstimate } from "../../adapters/browser-storage.js";
 import { deleteSessionWithBlobs, exportArchive, type ExportSessionSpec, type StoragePort } from "../../src/index.js";
 import { ViewerApp, downloadBlob } from "./app/app.js";
