@@ -45,9 +45,13 @@ function appCsp(): Plugin {
 
 /** After the app build: the export build (one script, one stylesheet), inlined into one HTML file. */
 function exportTemplate(): Plugin {
+  let outDir = join(root, "dist");
   return {
     name: "sessionkit-export-template",
     apply: "build",
+    configResolved(config) {
+      outDir = config.build.outDir.startsWith("/") ? config.build.outDir : join(root, config.build.outDir);
+    },
     async closeBundle() {
       const out = await mkdtemp(join(tmpdir(), "sessionkit-export-build-"));
       try {
@@ -92,7 +96,7 @@ function exportTemplate(): Plugin {
           .replace("</body>", () => `<script type="module">${script}</script>\n  </body>`);
         if (!html.includes("<!--sessionkit:data-->")) throw new Error("export build: the data marker is gone from export.html");
         if (/<script[^>]+src=|<link[^>]+stylesheet/.test(html)) throw new Error("export build: a script or stylesheet is still external");
-        await writeFile(join(root, "dist", "export-template.html"), html);
+        await writeFile(join(outDir, "export-template.html"), html);
       } finally {
         await rm(out, { recursive: true, force: true });
       }
