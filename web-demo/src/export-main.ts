@@ -17,7 +17,6 @@ if (!embedded) {
   const app = new ViewerApp({ source: embedded.source, showList: false, title: "sessionkit" });
   document.body.append(app.root);
   void app.run(async () => {
-    await app.refreshList();
     const link = new URLSearchParams(location.hash.replace(/^#/, ""));
     await app.openSession("file", embedded.path, {
       leafId: link.get("leaf"),

@@ -8,7 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import type { SessionEntry, SessionHeader } from "../../../src/index.js";
-import { buildExportHtml, DATA_MARKER, escapeLessThan } from "../../../web-demo/src/export/embed.js";
+import { buildExportHtml, DATA_MARKER } from "../../../web-demo/src/export/embed.js";
+import { embeddedSource } from "../../../web-demo/src/export/embedded-source.js";
 import { SessionModel } from "../../../web-demo/src/model/session-model.js";
 import { isListed, renderEntry, type EntryView } from "../../../web-demo/src/render/entry.js";
 import { languageOfPath } from "../../../web-demo/src/render/highlight.js";
@@ -179,26 +180,28 @@ describe("entries", () => {
 });
 
 describe("HTML export data", () => {
-  it("escapes every '<' of the session so no text can close its data block, and embeds referenced blobs", async () => {
-    expect(new TextDecoder().decode(escapeLessThan(new TextEncoder().encode('{"t":"</script><b>é"}')))).toBe('{"t":"\\u003c/script>\\u003cb>é"}');
+  it("puts the session in gzip pieces of base64 (no '<' a session could use to end its block) and the referenced blobs", async () => {
     const storage = memoryStorage();
     const hash = "a".repeat(64);
     const line = (o: unknown) => JSON.stringify(o) + "\n";
-    await storage.write(
-      "sessions/x/s.jsonl",
-      new TextEncoder().encode(
-        line(header) +
-          line({ type: "message", id: "u", parentId: null, timestamp: at(), message: { role: "user", content: [{ type: "text", text: "</script><script>alert(1)</script>" }, { type: "image", data: `blob:sha256:${hash}`, mimeType: "image/png" }] } }),
-      ),
-    );
+    const file =
+      line(header) +
+      line({ type: "message", id: "u", parentId: null, timestamp: at(), message: { role: "user", content: [{ type: "text", text: "</script><script>alert(1)</script>" }, { type: "image", data: `blob:sha256:${hash}`, mimeType: "image/png" }] } });
+    await storage.write("sessions/x/s.jsonl", new TextEncoder().encode(file));
     await storage.write(`blobs/${hash}`, new Uint8Array([1, 2, 3]));
     const template = `<html><head><title>t</title></head><body>${DATA_MARKER}</body></html>`;
     const { parts, missingBlobs } = await buildExportHtml(template, { storage, path: "sessions/x/s.jsonl", title: "<My> session" });
     const html = parts.map((p) => (typeof p === "string" ? p : new TextDecoder().decode(p))).join("");
     expect(missingBlobs).toEqual([]);
     expect(html.match(/<script/g)).toHaveLength(2); // one session piece, one blob
-    expect(html).toContain("\\u003c/script>\\u003cscript>alert(1)\\u003c/script>");
+    expect(html).not.toContain("alert");
     expect(html).toContain(`data-hash="${hash}">"AQID"</script>`);
     expect(html).toContain("<title>&lt;My> session · sessionkit</title>");
+    // The page's reader gets the file back.
+    document.body.innerHTML = html.slice(html.indexOf("<body>") + 6, html.indexOf("</body>"));
+    const embedded = await embeddedSource(document);
+    const back = await embedded!.source.stores[0]!.storage.read(embedded!.path);
+    expect(new TextDecoder().decode(back!)).toBe(file);
+    expect(await embedded!.source.stores[0]!.storage.read(`blobs/${hash}`)).toEqual(new Uint8Array([1, 2, 3]));
   });
 });

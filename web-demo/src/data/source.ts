@@ -48,16 +48,26 @@ export interface StoreSource {
   close(): Promise<void>;
 }
 
-/** A source over plain stores: listing by SessionManager.listAll, search by scanning (see scan-search.ts). */
+/** Search across a source's sessions: an index where there is one (the core's searchSessions), else scan-search.ts. */
+export type SessionSearch = (source: StoreSource, sessions: readonly ListedSession[], query: string, options: SessionSearchOptions) => Promise<SessionSearchHit[]>;
+
+/**
+ * A source over stores given as ports: the browser's store (main.ts), an exported file's
+ * in-memory store (export-main.ts), and for `sessionkit serve` one read-only http port per agent
+ * store with `live` set (following uses the ports' watch). Listing is SessionManager.listAll per
+ * store; search is `search` (scanning by default).
+ */
 export class PortStoreSource implements StoreSource {
   readonly kind;
   readonly stores: readonly ViewerStore[];
   readonly live: boolean;
+  readonly #search: SessionSearch;
 
-  constructor(kind: StoreSource["kind"], stores: readonly ViewerStore[], live: boolean) {
+  constructor(kind: StoreSource["kind"], stores: readonly ViewerStore[], live: boolean, search: SessionSearch = searchByScanning) {
     this.kind = kind;
     this.stores = stores;
     this.live = live;
+    this.#search = search;
   }
 
   async listSessions(): Promise<ListedSession[]> {
@@ -66,7 +76,7 @@ export class PortStoreSource implements StoreSource {
   }
 
   async searchSessions(query: string, options: SessionSearchOptions = {}): Promise<SessionSearchHit[]> {
-    return searchByScanning(this, await this.listSessions(), query, options);
+    return this.#search(this, await this.listSessions(), query, options);
   }
 
   store(id: string): ViewerStore | undefined {
