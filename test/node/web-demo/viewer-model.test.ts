@@ -172,6 +172,11 @@ describe("tree layout", () => {
     expect(rows(model, { matches: await searchEntries(model, "newer") })).toEqual(["b4", "l1"]);
   });
 
+  it("draws at most 8 levels of connectors, naming the levels left out", () => {
+    const row = { entry: {} as SessionEntry, indent: 11, showConnector: true, isLast: false, gutters: [{ position: 9, show: true }], isVirtualRootChild: false, multipleRoots: false, childCount: 0, foldable: false, folded: false, hiddenBelow: 0 };
+    expect(treePrefix(row)).toBe(`‹3›${"   ".repeat(6)}│  ├─ `);
+  });
+
   it("lays out 100,000 entries without recursion", () => {
     const header = { type: "session" as const, version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/x" };
     const entries: SessionEntry[] = [];

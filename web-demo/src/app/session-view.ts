@@ -122,7 +122,7 @@ export class SessionView {
       container: treeSpacer,
       estimateSize: () => TREE_ROW_HEIGHT,
       fixedSize: true,
-      overscan: 10,
+      overscan: 6,
       key: (r) => this.session.model.entries[this.#layout.entryIndex(r)]!.id,
       render: (r) => renderTreeRow(this.#layout.row(r), this.session.model, { activePath: this.#activePath, targetId: this.#state.targetId, cursorId: this.#cursorId }),
     });
@@ -130,7 +130,8 @@ export class SessionView {
       scrollElement: messagesScroll,
       container: messagesSpacer,
       estimateSize: (i) => this.#estimates[i] ?? 60,
-      overscan: 3,
+      // Items are costly (markdown, highlighting): one beyond each edge is enough to scroll into.
+      overscan: 1,
       key: (i) => this.#listed[i]!.id,
       render: (i) => this.#renderListed(i),
       onScroll: () => this.#onMessagesScroll(),

@@ -219,13 +219,21 @@ export function layoutTree(model: SessionModel, options: TreeLayoutOptions): Tre
   return new TreeLayout(model, rows, shown, multipleRoots);
 }
 
-/** The connector and gutter characters before a row's text (pi's buildTreePrefix). */
+/** Levels drawn before a row's text; deeper rows show how many more there are instead. */
+export const MAX_DRAWN_LEVELS = 8;
+
+/**
+ * The connector and gutter characters before a row's text (pi's buildTreePrefix). A long
+ * session's active path can sit hundreds of branch levels deep (each branch point indents): only
+ * the innermost MAX_DRAWN_LEVELS are drawn, after "‹N›" for the levels left out.
+ */
 export function treePrefix(row: TreeRow): string {
   const displayIndent = row.multipleRoots ? Math.max(0, row.indent - 1) : row.indent;
   const connector = row.showConnector && !row.isVirtualRootChild;
   const connectorPosition = connector ? displayIndent - 1 : -1;
-  let out = "";
-  for (let level = 0; level < displayIndent; level++) {
+  const first = Math.max(0, displayIndent - MAX_DRAWN_LEVELS);
+  let out = first > 0 ? `‹${first}›` : "";
+  for (let level = first; level < displayIndent; level++) {
     const gutter = row.gutters.find((g) => g.position === level);
     if (gutter) out += gutter.show ? "│  " : "   ";
     else if (level === connectorPosition) out += row.isLast ? "└─ " : "├─ ";
