@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { exportArchive, isArchiveError, SessionManager, type StoragePort } from "../../../src/index.js";
-import { importSampleOnFirstRun, SAMPLE_SESSION } from "../../../web-demo/src/first-run.js";
+import { SAMPLE_SESSION } from "../../../web-demo/src/first-run.js";
 import { importFiles, UnsupportedFilesError } from "../../../web-demo/src/import-files.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";
 

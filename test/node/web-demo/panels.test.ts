@@ -12,25 +12,9 @@ import {
   importSessionFiles,
   SessionError,
   StorageError,
-  type SessionHeader,
-  type SessionInfo,
 } from "../../../src/index.js";
 import { loadBackendChoice, saveBackendChoice } from "../../../web-demo/src/backend.js";
 import { renderError, renderImportReport } from "../../../web-demo/src/render/import-report.js";
-
-function info(overrides: Partial<SessionInfo>): SessionInfo {
-  return {
-    path: "sessions/--work-app--/2026-01-01T00-00-00-000Z_a.jsonl",
-    id: "a",
-    cwd: "/work/app",
-    created: new Date("2026-01-01T00:00:00Z"),
-    modified: new Date("2026-01-02T00:00:00Z"),
-    messageCount: 4,
-    firstMessage: "how do I fix the build?",
-    allMessagesText: "",
-    ...overrides,
-  };
-}
 
 describe("import report", () => {
   it("shows what each session import did", async () => {

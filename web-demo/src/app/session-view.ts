@@ -219,7 +219,7 @@ export class SessionView {
     } else {
       this.#followPaused = false;
       this.#follower = await followSession(this.session, {
-        onAppend: (added) => this.#onAppend(added),
+        onAppend: () => this.#onAppend(),
         onReplaced: () => this.#showFollowBar("The file was replaced: reopen the session to see it."),
         onError: (error) => this.#showFollowBar(`Following stopped: ${error instanceof Error ? error.message : String(error)}`),
       });
@@ -387,7 +387,7 @@ export class SessionView {
 
   // --- following ---------------------------------------------------------------------------
 
-  #onAppend(added: SessionEntry[]): void {
+  #onAppend(): void {
     const model = this.session.model;
     const wasAtLeaf = this.#path.length === 0 || this.#state.leafId === this.#path[this.#path.length - 1]?.id;
     const previousLeaf = this.#state.leafId;
@@ -410,7 +410,6 @@ export class SessionView {
     this.#renderHeader();
     this.#relayout();
     this.#updateFollowBar();
-    void added;
   }
 
   #isAtBottom(): boolean {
@@ -467,7 +466,7 @@ export class SessionView {
   // --- events ------------------------------------------------------------------------------
 
   #wire(): void {
-    const { search, filters, treeScroll, messagesScroll } = this.#dom;
+    const { search, filters, treeScroll } = this.#dom;
     let debounce: ReturnType<typeof setTimeout> | undefined;
     search.addEventListener("input", () => {
       clearTimeout(debounce);
@@ -497,7 +496,6 @@ export class SessionView {
     });
     treeScroll.addEventListener("keydown", (event) => this.#treeKey(event));
     this.element.addEventListener("click", (event) => void this.#onClick(event));
-    messagesScroll.addEventListener("load", () => undefined);
   }
 
   async #onClick(event: MouseEvent): Promise<void> {

@@ -122,7 +122,7 @@ function renderBody(entry: SessionEntry, view: EntryView): Body | null {
       if (entry.display === false) return null;
       return {
         kind: "custom-message",
-        children: [entryTools(entry), el("div", { class: "block-title" }, `[${str(entry.customType)}]`), ...renderContent(entry.content, view, `${entry.id}:c`)],
+        children: [entryTools(entry), el("div", { class: "block-title" }, `[${str(entry.customType)}]`), ...renderContent(entry.content, view)],
       };
     case "label":
     case "custom":
@@ -138,7 +138,7 @@ function renderMessage(entry: SessionEntry & { type: "message" }, view: EntryVie
   const role = str(message.role);
   switch (role) {
     case "user":
-      return { kind: "user-message", children: [entryTools(entry), ...renderContent(message.content, view, `${entry.id}:c`)] };
+      return { kind: "user-message", children: [entryTools(entry), ...renderContent(message.content, view)] };
     case "assistant":
       return { kind: "assistant-message", children: [entryTools(entry), ...renderAssistant(entry, message, view)] };
     case "toolResult": {
@@ -166,7 +166,7 @@ function renderMessage(entry: SessionEntry & { type: "message" }, view: EntryVie
     default:
       return {
         kind: "other-message",
-        children: [entryTools(entry), el("div", { class: "block-title" }, `[${role || "message"}]`), ...renderContent(message.content, view, `${entry.id}:c`)],
+        children: [entryTools(entry), el("div", { class: "block-title" }, `[${role || "message"}]`), ...renderContent(message.content, view)],
       };
   }
 }
@@ -201,16 +201,16 @@ function renderAssistant(entry: SessionEntry, message: Block, view: EntryView): 
 }
 
 /** User and custom content: images first (pi's order), then the text as markdown. */
-function renderContent(content: unknown, view: EntryView, key: string): Child[] {
+function renderContent(content: unknown, view: EntryView): Child[] {
   if (typeof content === "string") return content.trim() ? [el("div", { class: "markdown" }, renderMarkdown(content))] : [];
   if (!Array.isArray(content)) return [];
   const images = content.filter((b): b is Block => isObject(b) && b.type === "image");
   const text = contentText(content, "\n");
-  return [images.length > 0 && el("div", { class: "message-images" }, ...images.map((b, i) => renderImage(b, view, `${key}:img${i}`))), text.trim() && el("div", { class: "markdown" }, renderMarkdown(text))];
+  return [images.length > 0 && el("div", { class: "message-images" }, ...images.map((b) => renderImage(b, view))), text.trim() && el("div", { class: "markdown" }, renderMarkdown(text))];
 }
 
 /** An image: shown when its MIME type is a raster image type, zoomed on click; otherwise named. */
-export function renderImage(block: Block, view: EntryView, _key: string): HTMLElement {
+export function renderImage(block: Block, view: EntryView): HTMLElement {
   const data = str(block.data);
   const mimeType = str(block.mimeType);
   if (!IMAGE_MIME.test(mimeType)) return el("span", { class: "missing-image" }, `[image of type ${JSON.stringify(mimeType.slice(0, 60))} not shown]`);
@@ -257,10 +257,10 @@ function resultText(result: SessionEntry | undefined): string {
   return contentText(content, "\n");
 }
 
-function resultImages(result: SessionEntry | undefined, view: EntryView, key: string): Child {
+function resultImages(result: SessionEntry | undefined, view: EntryView): Child {
   if (!result || result.type !== "message" || !isObject(result.message) || !Array.isArray(result.message.content)) return null;
   const images = result.message.content.filter((b): b is Block => isObject(b) && b.type === "image");
-  return images.length > 0 && el("div", { class: "tool-images" }, ...images.map((b, i) => renderImage(b, view, `${key}:img${i}`)));
+  return images.length > 0 && el("div", { class: "tool-images" }, ...images.map((b) => renderImage(b, view)));
 }
 
 /** "path:start-end" for read's offset/limit. */
@@ -294,7 +294,7 @@ export function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefi
     }
     case "read": {
       children.push(header("read", el("span", { class: "tool-path" }, shortenPath(path), el("span", { class: "line-numbers" }, lineRange(args)))));
-      children.push(resultImages(result, view, key));
+      children.push(resultImages(result, view));
       if (output) children.push(expandableOutput(output, PREVIEW_LINES.read, view, key, languageOfPath(path)));
       break;
     }
@@ -331,7 +331,7 @@ export function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefi
     default: {
       children.push(header(call.name));
       if (Object.keys(args).length > 0) children.push(expandableOutput(JSON.stringify(args, null, 2), PREVIEW_LINES.other, view, `${call.id}:args`, "json"));
-      children.push(resultImages(result, view, key));
+      children.push(resultImages(result, view));
       if (output) children.push(expandableOutput(output, PREVIEW_LINES.other, view, key));
     }
   }
