@@ -102,6 +102,8 @@ test("a tree entry opens its newest leaf; the link survives a reload; copy-link 
   const point = page.locator("#messages .branch-point");
   await expect(point.locator(".branch-link")).toHaveCount(2);
   await point.locator(".branch-link:not(.current)").click();
+  // The view is centred on the branch's first entry: its end is further down.
+  await page.locator("#messages").evaluate((m) => (m.scrollTop = m.scrollHeight));
   await expect(entries(page).last()).toContainText("The README now says");
 
   const last = entries(page).last();
