@@ -11,7 +11,7 @@ import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionManager, isSessionError } from "../src/index.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
-import type { Run } from "./commands.js";
+import { lookupContext, type Run } from "./commands.js";
 import { CliError } from "./errors.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
 
@@ -37,7 +37,7 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
   if (!templatePath) throw new CliError(`the viewer's ${EXPORT_TEMPLATE_FILE} is not built: run \`npx vite build web-demo\` first`);
   const template = await readFile(templatePath, "utf8");
 
-  const ref = await resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, "sessionkit: export");
+  const ref = await resolveSessionArgument(run.args.target, await lookupContext(run));
   try {
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
     if (realOutput === ref.absolute) throw new CliError(`${output} is the session being exported: -o must name another file`);

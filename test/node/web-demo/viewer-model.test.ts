@@ -75,6 +75,30 @@ describe("loadSession", () => {
   });
 });
 
+describe("seed 003", () => {
+  it("reads seed 003's dialect as readSessionFile does, and its leaf entries move the leaf", async () => {
+    const T = (second: number) => `2026-03-01T10:00:${String(second).padStart(2, "0")}.000Z`;
+    const user = (text: string) => JSON.stringify({ role: "user", content: text, timestamp: 1 });
+    const lines = [
+      `{"type":"session_header","id":"s3","timestamp":"${T(0)}","cwd":"/my/project"}`,
+      `{"type":"message","id":"a1","parent_id":null,"timestamp":"${T(1)}","message":${user("first question")}}`,
+      `{"type":"message","id":"a2","parent_id":"a1","timestamp":"${T(2)}","message":${user("second")}}`,
+      `{"type":"compaction","id":"a3","parent_id":"a2","summary":"the first turn","first_kept_entry_id":"a2"}`,
+      `{"type":"leaf","id":"a5","parent_id":"a3","timestamp":"${T(5)}","target_id":"a1"}`,
+    ];
+    const { storage, path } = await storeText(lines.join("\n") + "\n");
+    const core = await readSessionFile(storage, path);
+    const loaded = await loadSession(storage, path);
+    if (core.kind !== "session") throw new Error("not read as a session");
+    expect(loaded.model.entries).toEqual(core.entries);
+    expect(loaded.model.header).toEqual(core.header);
+    expect(loaded.model.fileLeafId).toBe("a1");
+    const sm = await SessionManager.open(storage, path, { readOnly: true });
+    expect(loaded.model.fileLeafId).toBe(sm.getLeafId());
+    await sm.close();
+  });
+});
+
 describe("SessionModel", () => {
   it("pairs tool calls with results, counts messages, tokens and cost over every branch, keeps labels", async () => {
     const { storage, path } = await storeText(SAMPLE_SESSION);

@@ -4,21 +4,27 @@
  * (sessionHeaderSchema, checkEntry) as it arrives and the entries of each range join the
  * SessionModel before the next range is read, after a yield to the event loop. The core's
  * readSessionFile does the same checks, but after the whole scan, in one task (300 ms for 100,000
- * entries here); SessionManager adds indexes the viewer does not use. Files older than version 3
- * are migrated as the core migrates them (all records at once, as the migration needs them).
+ * entries here); SessionManager adds indexes the viewer does not use. Both dialects are read as
+ * readSessionFile reads them (seed 003's records decoded, `completeSeed003Entry`); pi files older
+ * than version 3 are migrated as the core migrates them (all records at once, as it needs them).
  *
  * Following: `followSession` reads what was appended since (from the last complete line), on each
  * `watch` notification when the port has `watch`, else by polling its size.
  */
 import {
   CURRENT_SESSION_VERSION,
+  DialectError,
   SessionError,
   checkEntry,
+  completeSeed003Entry,
+  decodeHeader,
+  decodeRecord,
+  detectDialect,
   migrateRecords,
   parentDir,
   scanJsonl,
-  sessionHeaderSchema,
   type LineProblem,
+  type SessionDialect,
   type SessionEntry,
   type SessionHeader,
   type StoragePort,
@@ -33,6 +39,8 @@ export interface LoadedSession {
   /** Lines not read as written (skipped or recovered), by line. */
   problems: LineProblem[];
   migratedFrom: number | null;
+  /** The file's dialect: appended records are decoded from it. */
+  dialect: SessionDialect;
   /** Bytes up to the end of the last complete line read: where following continues. */
   completeBytes: number;
 }
@@ -49,6 +57,8 @@ const RANGE_BYTES = 1 << 20;
 export async function loadSession(storage: StoragePort, path: string, options: LoadOptions = {}): Promise<LoadedSession> {
   const total = (await storage.stat(path))?.size ?? 0;
   let header = null as SessionHeader | null;
+  let dialect: SessionDialect = "pi";
+  let previousTimestamp: unknown;
   let model = null as SessionModel | null;
   let legacy = null as Record<string, unknown>[] | null;
   let batch: SessionEntry[] = [];
@@ -56,13 +66,25 @@ export async function loadSession(storage: StoragePort, path: string, options: L
   let bytesRead = 0;
 
   const accept = (record: Record<string, unknown>, line: number) => {
-    if (record.type === "session") {
+    const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
+    if (detectDialect(record) !== null) {
       problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
       return;
     }
-    const check = checkEntry(record);
-    if (check.ok) batch.push(record as unknown as SessionEntry);
-    else problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...(typeof record.id === "string" ? { entryId: record.id } : {}) });
+    let entry = record;
+    if (dialect !== "pi") {
+      try {
+        entry = decodeRecord(dialect, record);
+      } catch (error) {
+        if (!(error instanceof DialectError)) throw error;
+        problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryId });
+        return;
+      }
+      previousTimestamp = completeSeed003Entry(entry, previousTimestamp);
+    }
+    const check = checkEntry(entry);
+    if (check.ok) batch.push(entry as unknown as SessionEntry);
+    else problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryId });
   };
 
   // Between ranges: the entries read so far join the model, then the page gets its turn.
@@ -87,13 +109,16 @@ export async function loadSession(storage: StoragePort, path: string, options: L
         return;
       }
       if (!header) {
-        const parsed = sessionHeaderSchema.safeParse(record);
-        if (!parsed.success) {
+        const found = detectDialect(record);
+        const parsed = found === null ? null : decodeHeader(found, record);
+        if (found === null || !parsed?.success) {
           const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
-          throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…})`, { path });
+          throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { path });
         }
-        header = record as SessionHeader;
-        if (header.version === CURRENT_SESSION_VERSION) model = new SessionModel(header);
+        dialect = found;
+        header = parsed.data;
+        previousTimestamp = header.timestamp;
+        if (dialect !== "pi" || header.version === CURRENT_SESSION_VERSION) model = new SessionModel(header);
         else legacy = [record];
         return;
       }
@@ -116,7 +141,7 @@ export async function loadSession(storage: StoragePort, path: string, options: L
   }
   model!.append(batch);
   problems.sort((a, b) => a.line - b.line);
-  return { storage, path, model: model!, problems, migratedFrom, completeBytes: scan.completeBytes };
+  return { storage, path, model: model!, problems, migratedFrom, dialect, completeBytes: scan.completeBytes };
 }
 
 /** A port that reads through `read` and refuses every write (the viewer never writes a session). */
@@ -157,11 +182,22 @@ export async function followSession(session: LoadedSession, options: FollowOptio
     }
     if (stat.size === session.completeBytes) return;
     const entries: SessionEntry[] = [];
+    let previousTimestamp: unknown = model.stats.lastTimestamp;
     const scan = await scanJsonl(
       storage,
       path,
       (record) => {
-        if (record.type !== "session" && checkEntry(record).ok) entries.push(record as unknown as SessionEntry);
+        if (detectDialect(record) !== null) return;
+        let entry = record;
+        if (session.dialect !== "pi") {
+          try {
+            entry = decodeRecord(session.dialect, record);
+          } catch {
+            return; // not an entry of this dialect: skipped, as loading skips it
+          }
+          previousTimestamp = completeSeed003Entry(entry, previousTimestamp);
+        }
+        if (checkEntry(entry).ok) entries.push(entry as unknown as SessionEntry);
       },
       { offset: session.completeBytes },
     );

@@ -62,7 +62,7 @@ export const EntryFlag = {
   ToolOnly: 8,
 } as const;
 
-const SETTINGS_TYPES = new Set(["label", "custom", "model_change", "thinking_level_change"]);
+const SETTINGS_TYPES = new Set(["label", "custom", "model_change", "thinking_level_change", "leaf"]);
 const NONE = -1;
 const MANY = -2;
 
@@ -85,6 +85,7 @@ export class SessionModel {
   #models = new Set<string>();
   #subtreeSizes: Int32Array | null = null;
   #name: string | undefined;
+  #leafId: string | null = null;
 
   constructor(header: SessionHeader, entries: readonly SessionEntry[] = []) {
     this.header = header;
@@ -95,9 +96,9 @@ export class SessionModel {
     return this.entries.length;
   }
 
-  /** The leaf the file ends on (its last entry). */
+  /** The leaf the file leaves: its last entry, or where seed 003's last `leaf` entry points. */
   get fileLeafId(): string | null {
-    return this.entries[this.entries.length - 1]?.id ?? null;
+    return this.#leafId;
   }
 
   /** Adds entries written after the ones already held (a followed session). Returns the new ones. */
@@ -113,6 +114,10 @@ export class SessionModel {
       this.#index.set(entry.id, i);
       this.#onlyChild[i] = NONE;
       this.#flags[i] = this.#count(entry);
+      // seed 003's durable navigation: a leaf entry moves the leaf to its target (when known).
+      if (entry.type === "leaf") {
+        if (typeof entry.targetId === "string" && this.#index.has(entry.targetId)) this.#leafId = entry.targetId;
+      } else this.#leafId = entry.id;
       const parentId = entry.parentId;
       const parent = parentId === null || parentId === undefined || parentId === entry.id ? undefined : this.#index.get(parentId);
       if (parent !== undefined) this.#attach(i, parent, sortLater);

@@ -45,6 +45,7 @@ export function isListed(entry: SessionEntry, view: Pick<EntryView, "model">): b
     case "label":
     case "custom":
     case "session_info":
+    case "leaf":
       return false;
     case "custom_message":
       return entry.display !== false;
@@ -127,6 +128,7 @@ function renderBody(entry: SessionEntry, view: EntryView): Body | null {
     case "label":
     case "custom":
     case "session_info":
+    case "leaf":
       return null;
     default:
       return { kind: "other-entry", children: [entryTools(entry), el("span", { class: "muted" }, `[${entry.type}]`)] };
