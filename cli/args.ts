@@ -33,6 +33,8 @@ Commands:
       --leaf ID                  only the branch root → entry ID (one session argument)
       --no-blobs                 leave the blobs out (the sessions keep their blob refs)
       --force                    replace FILE when it exists (without it, export refuses)
+      --html                     one HTML file instead: the viewer and the session (its images
+                                 inline), readable offline from file:// (one session argument)
   import <archive.zip|file.jsonl|dir>
                                  into the root: an archive, a pi session file (any version), or
                                  every .jsonl below a dir as one batch. All or nothing: anything
@@ -89,6 +91,8 @@ export interface ParsedCommand {
   host: string | undefined;
   write: boolean;
   allowOrigins: string[];
+  /** export --html: a self-contained HTML file instead of an archive. */
+  html: boolean;
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
@@ -101,7 +105,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   tree: [],
   verify: [],
   migrate: [],
-  export: ["output", "leaf", "no-blobs", "force"],
+  export: ["output", "leaf", "no-blobs", "force", "html"],
   import: ["on-conflict", "dry-run"],
   serve: ["port", "host", "write", "allow-origin"],
 };
@@ -143,6 +147,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         host: { type: "string" },
         write: { type: "boolean" },
         "allow-origin": { type: "string", multiple: true },
+        html: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -166,6 +171,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
+    if (values.html && rest.length > 1) throw new UsageError(`--html exports a single session, got ${rest.length}`);
+    if (values.html && values["no-blobs"]) throw new UsageError("--html always includes the images (--no-blobs is for archives)");
   }
   const roots = values.root ?? [];
   if (name !== "serve" && roots.length > 1) throw new UsageError(`--root given ${roots.length} times (only serve takes several)`);
@@ -202,5 +209,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     host: values.host,
     write: values.write ?? false,
     allowOrigins: values["allow-origin"] ?? [],
+    html: values.html ?? false,
   };
 }

@@ -26,6 +26,7 @@ import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import type { Backend } from "./app/main.js";
 import { selfTimes, type CpuProfile } from "./cpu-profile.js";
 import type { Breakdown } from "./timed-port.js";
+import { runViewerSection } from "./viewer.js";
 import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "./workload.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -573,3 +574,4 @@ ${floorTable}
 }
 
 await main();
+await runViewerSection();
