@@ -18,9 +18,8 @@ import { crc32 } from "node:zlib";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { BlobReader, ZipReader, type FileEntry } from "@zip.js/zip.js";
 import { forEachInOrder } from "../src/archive/concurrency.js";
-import { crc32 as archiveCrc32 } from "../src/archive/crc32.js";
+import { crc32 as archiveCrc32, sha256Incremental } from "../src/archive/hashes.js";
 import { scanSessionBytes } from "../src/archive/session-bytes.js";
-import { Sha256 } from "../src/archive/sha256.js";
 import { SessionManager, type AgentMessage } from "../src/index.js";
 import { exportToFile, importFromFile, type ArchiveChildResult, type ArchiveChildTask } from "./archive-child.js";
 import { topSelfTimes } from "./lib/cpuprofile.js";
@@ -387,15 +386,21 @@ async function benchImportFloor(data: ArchiveData, runs: number, archive: string
     },
     {
       name: `CRC-32 of every member (${megabytes(session.length + data.blobBytes)})`,
-      note: "src/archive/crc32.ts (slicing-by-8 in JS; zip.js's own is the same algorithm)",
-      run: () => [session, ...blobs].reduce((x, bytes) => x ^ archiveCrc32(bytes), 0),
+      note: "src/archive/hashes.ts (hash-wasm's CRC-32, WebAssembly)",
+      run: async () => {
+        let x = 0;
+        for (const bytes of [session, ...blobs]) x ^= await archiveCrc32(bytes);
+        return x;
+      },
     },
     {
       name: "SHA-256 of every member",
-      note: "as the import hashes them: `crypto.subtle` for each blob, src/archive/sha256.ts (JS) for the session as it inflates (subtle would copy it: +50 MB)",
+      note: "as the import hashes them: `crypto.subtle` for each blob, hash-wasm's SHA-256 (src/archive/hashes.ts) for the session as it inflates (subtle would copy it: +50 MB)",
       run: async () => {
         await Promise.all(blobs.map((blob) => crypto.subtle.digest("SHA-256", blob)));
-        return new Sha256().update(session).hex();
+        const hash = await sha256Incremental();
+        hash.update(session);
+        return hash.hex();
       },
     },
     {

@@ -19,7 +19,7 @@ import {
   type Entry,
   type FileEntry,
 } from "@zip.js/zip.js";
-import { crc32 } from "./crc32.js";
+import { crc32 } from "./hashes.js";
 import { ArchiveError, type ArchiveErrorCode } from "./errors.js";
 import { RATIO_EXEMPT_BYTES, type ArchiveLimits } from "./limits.js";
 import { classifyMember, unsafeNameRule, type MemberKind } from "./manifest.js";
@@ -151,8 +151,8 @@ function checkEntry(entry: Entry, seen: ReadonlyMap<string, ZipMember>, limits: 
 /**
  * A stored member read straight from the source: zip.js checks its local header against the
  * directory, its bounds and overlaps (without reading the data); the bytes are then one range of
- * the source and their CRC-32 is checked here. Through zip.js's stream pipeline a 200 KB member
- * costs ~3× as much.
+ * the source and their CRC-32 is checked here (hashes.ts). Through zip.js's stream pipeline a
+ * 200 KB member costs ~3× as much.
  */
 async function readStored(member: ZipMember, data: Blob | Uint8Array): Promise<Uint8Array> {
   const { entry, name } = member;
@@ -162,7 +162,7 @@ async function readStored(member: ZipMember, data: Blob | Uint8Array): Promise<U
     throw toArchiveError(error, name, true);
   }
   const bytes = await storedRange(member, data);
-  if (crc32(bytes) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
+  if ((await crc32(bytes)) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
   return bytes;
 }
 
