@@ -136,8 +136,8 @@ interface RememberedFile {
  */
 class RememberedFiles {
   private readonly files = new Map<string, RememberedFile>();
-  /** Paths whose writer lock this port holds. */
-  private readonly locked = new Map<string, number>();
+  /** Paths whose writer lock this port holds (Web Locks: one holder per path). */
+  private readonly locked = new Set<string>();
 
   get(path: string): RememberedFile | undefined {
     return this.files.get(path);
@@ -165,13 +165,11 @@ class RememberedFiles {
   /** The lock of `path` is held from now on; what was remembered before may be stale. */
   lockTaken(path: string): void {
     this.files.delete(path);
-    this.locked.set(path, (this.locked.get(path) ?? 0) + 1);
+    this.locked.add(path);
   }
 
   lockReleased(path: string): void {
-    const count = (this.locked.get(path) ?? 1) - 1;
-    if (count > 0) this.locked.set(path, count);
-    else this.locked.delete(path);
+    this.locked.delete(path);
   }
 }
 
