@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,archive,huge,profile
- *                 (default: open,heap,appends,list,archive, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,huge,profile
+ *                 (default: open,heap,appends,list,list-readonly,archive, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -29,6 +29,7 @@ import { benchHeap } from "./sections/heap.js";
 import { benchHuge } from "./sections/huge.js";
 import { benchListing } from "./sections/listing.js";
 import { benchOpen } from "./sections/open.js";
+import { benchStoreListing } from "./sections/store-listing.js";
 import { profileOurs } from "./sections/profile.js";
 
 interface BenchOptions {
@@ -57,6 +58,7 @@ const SECTIONS: Section[] = [
   { name: "heap", title: () => "memory of one open (child processes)", byDefault: true, run: (o) => benchHeap(o.runs) },
   { name: "appends", title: (o) => `${o.appendCount} appends`, byDefault: true, run: (o) => benchAppends(o.runs, o.appendCount) },
   { name: "list", title: () => "listing 300 sessions", byDefault: true, run: (o) => benchListing(o.runs) },
+  { name: "list-readonly", title: () => "listing a read-only store", byDefault: true, run: (o) => benchStoreListing(o.runs) },
   {
     name: "archive",
     title: () => "archive export/import vs zip/unzip",
@@ -68,6 +70,7 @@ const SECTIONS: Section[] = [
   },
   { name: "huge", title: () => "1 GiB session (child processes)", byDefault: false, run: () => benchHuge(), cleanup: () => keepHuge || removeHugeSession() },
 ];
+
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

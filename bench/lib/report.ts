@@ -29,13 +29,14 @@ export interface FigureTree {
 }
 
 /**
- * The `--json` results: every row's figures at `<key>.<name>` from the root, `meta` (when, where,
- * flags) and `rows` (each row as printed, with its key and verdict). A figure set twice is a bug in
+ * The `--json` results: every row's figures at `<key>.<name>` from the root (and those of `more`:
+ * the figures of other tables), `meta` (when, where, flags) and `rows` (each row as printed, with
+ * its key and verdict). A figure set twice is a bug in
  * a section (keys must stay unique): it throws.
  */
-export function resultsJson(rows: readonly Row[], meta: Record<string, unknown>): Record<string, unknown> {
+export function resultsJson(rows: readonly Row[], meta: Record<string, unknown>, more: readonly Pick<Row, "key" | "figures">[] = []): Record<string, unknown> {
   const figures: FigureTree = {};
-  for (const row of rows) {
+  for (const row of [...rows, ...more]) {
     if (row.key === "meta" || row.key.startsWith("meta.") || row.key === "rows" || row.key.startsWith("rows.")) throw new Error(`bench --json: the key ${row.key} is reserved`);
     for (const [name, value] of Object.entries(row.figures)) setFigure(figures, `${row.key}.${name}`, value);
   }
