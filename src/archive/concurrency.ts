@@ -6,16 +6,14 @@
 
 /**
  * Runs `work` on every item, at most `limit` at a time, and gives each result to `onResult` in
- * item order (awaited: an asynchronous `onResult` consumes results one by one while later items'
- * work runs ahead, at most `limit` of them). On the first failure in item order (of `work` or of
- * `onResult`) no more work starts; the work under way is waited for (nothing is left running
- * behind the caller), then that failure is thrown.
+ * item order. On the first failure in item order no more work starts; the work under way is
+ * waited for (nothing is left running behind the caller), then that failure is thrown.
  */
 export async function forEachInOrder<T, R>(
   items: readonly T[],
   limit: number,
   work: (item: T, index: number) => Promise<R>,
-  onResult: (result: R, item: T, index: number) => void | Promise<void> = () => {},
+  onResult: (result: R, item: T, index: number) => void = () => {},
 ): Promise<void> {
   const pending: (Promise<R> | undefined)[] = [];
   let next = 0;
@@ -32,7 +30,7 @@ export async function forEachInOrder<T, R>(
       const result = await pending[index]!;
       pending[index] = undefined;
       if (next < items.length) startNext();
-      await onResult(result, items[index]!, index);
+      onResult(result, items[index]!, index);
     } catch (error) {
       await Promise.allSettled(pending.slice(index + 1).filter((promise) => promise !== undefined));
       throw error;

@@ -3,20 +3,13 @@
  * member at a time: a first pass reads each session to fill in the manifest (which comes first in
  * the zip), a second pass reads it again and writes it. Sessions are append-only, so the second
  * pass reads only the bytes the first one saw; a session rewritten in between fails the export.
- *
- * Members are compressed and checksummed here (deflate.ts, hashes.ts) and zip.js copies them
- * (`passThrough`): a single session deflates while its lines are read for the manifest, and blobs
- * are read, hashed and checksummed a few ahead of the one being written.
  */
 import { Uint8ArrayReader, ZipWriter } from "@zip.js/zip.js";
 import { BlobStore, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
 import { collectBlobRefs } from "../blobs/images.js";
 import type { SessionEntry, SessionHeader } from "../format/types.js";
 import type { StoragePort } from "../port.js";
-import { forEachInOrder } from "./concurrency.js";
-import { deflateMember, type DeflatedMember } from "./deflate.js";
 import { ArchiveError } from "./errors.js";
-import { crc32 } from "./hashes.js";
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -39,12 +32,9 @@ export interface ExportOptions {
   onProgress?: (progress: ArchiveProgress) => void;
   /** The manifest's `generator`. */
   generator?: string;
-  /** Let zip.js deflate sessions in its web workers (browsers) instead of deflating them here. Default false. */
+  /** Let zip.js deflate in web workers (browsers). Default false. */
   useWebWorkers?: boolean;
 }
-
-/** Blobs read, hashed and checksummed ahead of the one being written. */
-const BLOB_READ_AHEAD = 4;
 
 export interface ExportSummary {
   sessions: { id: string; member: string; originalPath: string; entries: number; bytes: number; leafId?: string }[];
@@ -59,8 +49,6 @@ export interface ExportSummary {
 
 interface Member {
   bytes: Uint8Array;
-  /** The bytes deflated while they were read (a single session). */
-  deflated?: DeflatedMember;
   /** Bytes of the stored file that were read. */
   sourceSize: number;
   /** The member is the stored bytes as they are. */
@@ -86,22 +74,20 @@ export async function exportArchive(
   let missingBlobs: string[];
   const warnings: string[] = [];
   const firstReads: { sourceSize: number; verbatim: boolean }[] = [];
-  // A single session is read once: its bytes (and, deflated while it was read, its member) stay
-  // from the first pass to the second. (With more, memory holds one session at a time, and each is
-  // read again.)
-  let onlyMember: Member | null = null;
-  const ownDeflate = !(options.useWebWorkers ?? false);
+  // A single session is read once: its bytes stay from the first pass to the second. (With more,
+  // memory holds one session at a time, and each is read again.)
+  let onlyMember: Uint8Array | null = null;
   try {
     const ids = new Set<string>();
     const manifestSessions: ManifestSession[] = [];
     const hashes = new Set<string>();
     for (const spec of specs) {
-      const member = await readMember(storage, spec.path, spec.leafId, { deflate: ownDeflate && specs.length === 1 });
+      const member = await readMember(storage, spec.path, spec.leafId);
       if (ids.has(member.manifest.id)) throw new ArchiveError("duplicate", `session ${member.manifest.id} is exported twice`, { member: spec.path });
       ids.add(member.manifest.id);
       manifestSessions.push(member.manifest);
       firstReads.push({ sourceSize: member.sourceSize, verbatim: member.verbatim });
-      if (specs.length === 1) onlyMember = member;
+      if (specs.length === 1) onlyMember = member.bytes;
       warnings.push(...member.warnings);
       for (const hash of member.blobHashes) hashes.add(hash);
       options.onProgress?.({ phase: "prepare", member: spec.path, done: ids.size, total: specs.length });
@@ -109,15 +95,11 @@ export async function exportArchive(
     const manifestBlobs: ArchiveManifest["blobs"] = [];
     const missing: string[] = [];
     if (options.includeBlobs ?? true) {
-      await forEachInOrder(
-        [...hashes].sort(),
-        BLOB_READ_AHEAD * 2,
-        async (hash) => storage.stat(blobs.pathOf(hash)),
-        (stat, hash) => {
-          if (stat) manifestBlobs.push({ hash, bytes: stat.size });
-          else missing.push(hash);
-        },
-      );
+      for (const hash of [...hashes].sort()) {
+        const stat = await storage.stat(blobs.pathOf(hash));
+        if (stat) manifestBlobs.push({ hash, bytes: stat.size });
+        else missing.push(hash);
+      }
     }
     missingBlobs = missing;
     manifest = {
@@ -153,42 +135,28 @@ export async function exportArchive(
     await writer.add(MANIFEST_NAME, new Uint8ArrayReader(new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n")));
     for (const [i, entry] of manifest.sessions.entries()) {
       const spec = specs[i]!;
-      let bytes = onlyMember?.bytes;
-      let deflated = onlyMember?.deflated;
+      let bytes = onlyMember;
       onlyMember = null;
       if (!bytes) {
         const { sourceSize, verbatim } = firstReads[i]!;
-        bytes = verbatim ? ((await storage.read(spec.path, { offset: 0, length: sourceSize })) ?? undefined) : (await readMember(storage, spec.path, spec.leafId, { sourceSize })).bytes;
+        bytes = verbatim ? await storage.read(spec.path, { offset: 0, length: sourceSize }) : (await readMember(storage, spec.path, spec.leafId, sourceSize)).bytes;
         if (!bytes || (await sha256Hex(bytes)) !== entry.sha256) {
           throw new ArchiveError("changed-during-export", "the session was rewritten while it was exported", { member: spec.path });
         }
       }
-      if (!ownDeflate) {
-        await writer.add(entry.path, new Uint8ArrayReader(bytes));
-      } else {
-        const { compressed, crc32: checksum, uncompressedSize } = deflated ?? (await deflateMember(bytes).done);
-        deflated = undefined;
-        await writer.add(entry.path, new Uint8ArrayReader(compressed), { passThrough: true, compressionMethod: 8, level: 6, uncompressedSize, crc32: checksum });
-      }
+      await writer.add(entry.path, new Uint8ArrayReader(bytes));
       options.onProgress?.({ phase: "export", member: entry.path, done: ++done, total });
     }
-    await forEachInOrder(
-      manifest.blobs,
-      BLOB_READ_AHEAD,
-      async (blob) => {
-        const path = blobs.pathOf(blob.hash);
-        const bytes = await storage.read(path);
-        if (!bytes || bytes.length !== blob.bytes) throw new ArchiveError("changed-during-export", "the blob changed while it was exported", { member: path });
-        const actual = await sha256Hex(bytes);
-        if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the stored blob hashes to ${actual}: the store is corrupt`, { member: path });
-        return { path, bytes, crc32: await crc32(bytes) };
-      },
-      async ({ path, bytes, crc32: checksum }, blob) => {
-        // Images are compressed already: stored, not deflated.
-        await writer.add(blobMemberName(blob.hash), new Uint8ArrayReader(bytes), { passThrough: true, compressionMethod: 0, level: 0, uncompressedSize: bytes.length, crc32: checksum });
-        options.onProgress?.({ phase: "export", member: path, done: ++done, total });
-      },
-    );
+    for (const blob of manifest.blobs) {
+      const path = blobs.pathOf(blob.hash);
+      const bytes = await storage.read(path);
+      if (!bytes || bytes.length !== blob.bytes) throw new ArchiveError("changed-during-export", "the blob changed while it was exported", { member: path });
+      const actual = await sha256Hex(bytes);
+      if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the stored blob hashes to ${actual}: the store is corrupt`, { member: path });
+      // Images are compressed already: stored, not deflated.
+      await writer.add(blobMemberName(blob.hash), new Uint8ArrayReader(bytes), { level: 0 });
+      options.onProgress?.({ phase: "export", member: path, done: ++done, total });
+    }
     await writer.close();
     await piped;
   } catch (error) {
@@ -218,30 +186,19 @@ export async function exportArchive(
  * session normalized to v3; one branch of it when `leafId` is given. A canonical file is scanned
  * line by line, keeping only ids and blob refs; only a file that must be rewritten is parsed whole.
  */
-async function readMember(storage: StoragePort, path: string, leafId: string | undefined, options: { sourceSize?: number; deflate?: boolean } = {}): Promise<Member> {
-  const { sourceSize } = options;
+async function readMember(storage: StoragePort, path: string, leafId: string | undefined, sourceSize?: number): Promise<Member> {
   const raw = await storage.read(path, sourceSize === undefined ? undefined : { offset: 0, length: sourceSize });
   if (!raw) throw new ArchiveError("not-found", "no such session file", { member: path });
   const common = { path, sourceSize: raw.length };
   if (leafId === undefined) {
-    // Deflated and hashed as it is read (deflate: on the thread pool in Node), or hashed on the
-    // thread pool, while the lines are checked here; a file that must be rewritten drops that work.
-    const deflating = options.deflate ? deflateMember(raw, { sha256: true }) : undefined;
-    const sha256 = deflating ? deflating.done.then((deflated) => deflated.sha256!) : sha256Hex(raw);
+    // Hashed on the thread pool while the lines are checked here.
+    const sha256 = sha256Hex(raw);
     sha256.catch(() => {});
-    let scan;
-    try {
-      scan = await scanSessionBytes(raw, path);
-    } catch (error) {
-      deflating?.cancel();
-      throw error;
-    }
+    const scan = await scanSessionBytes(raw, path);
     if (isCanonicalScan(scan)) {
       const { header, entryIds, blobHashes } = scan;
-      const deflated = deflating ? await deflating.done : undefined;
-      return member({ ...common, bytes: raw, sha256, deflated, verbatim: true, header, entries: entryIds.length, blobHashes, warnings: [] });
+      return member({ ...common, bytes: raw, sha256, verbatim: true, header, entries: entryIds.length, blobHashes, warnings: [] });
     }
-    deflating?.cancel();
   }
   const parsed = await parseSessionBytes(raw, path);
   const { header, entries } = leafId === undefined ? parsed : await extractBranch(parsed, leafId, path);
@@ -257,7 +214,6 @@ async function readMember(storage: StoragePort, path: string, leafId: string | u
 async function member(fields: {
   path: string;
   bytes: Uint8Array;
-  deflated?: DeflatedMember | undefined;
   sha256: Promise<string>;
   sourceSize: number;
   verbatim: boolean;
@@ -272,7 +228,6 @@ async function member(fields: {
   if (typeof header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member: path });
   return {
     bytes: fields.bytes,
-    ...(fields.deflated ? { deflated: fields.deflated } : {}),
     sourceSize: fields.sourceSize,
     verbatim: fields.verbatim,
     manifest: {

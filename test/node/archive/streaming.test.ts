@@ -124,26 +124,6 @@ describe("forEachInOrder", () => {
     expect(most).toBe(3);
   });
 
-  it("awaits an asynchronous consumer in order, with the work running at most `limit` items ahead of it", async () => {
-    const started: number[] = [];
-    const consumed: number[] = [];
-    await forEachInOrder(
-      Array.from({ length: 10 }, (_, i) => i),
-      3,
-      async (item) => {
-        started.push(item);
-        return item;
-      },
-      async (item) => {
-        // Work on items more than `limit` past the one being consumed has not started.
-        expect(Math.max(...started)).toBeLessThanOrEqual(item + 3);
-        await delay(2);
-        consumed.push(item);
-      },
-    );
-    expect(consumed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-  });
-
   it("throws the first failure in item order, starts nothing after it, and waits for the work under way", async () => {
     const started: number[] = [];
     const finished: number[] = [];
