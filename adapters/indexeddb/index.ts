@@ -58,7 +58,9 @@ import {
   type FileStat,
   type StorageLock,
   type StoragePort,
+  type StorageWatch,
 } from "../../src/port.js";
+import { BroadcastChanges } from "../broadcast-changes.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 
@@ -79,6 +81,8 @@ export type IndexedDbStorage = StoragePort & {
   readonly kind: "indexeddb";
   sync(path: string): Promise<void>;
   acquireLock(key: string): Promise<StorageLock>;
+  /** Changes by this port at once; by other tabs, workers and ports of the database over a BroadcastChannel. */
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
   close(): Promise<void>;
 };
 
@@ -228,12 +232,15 @@ class IndexedDbPort implements IndexedDbStorage {
   /** Settles when the last write batch's transaction has completed (or failed). */
   private lastWrite: Promise<void> = Promise.resolve();
   private readonly remembered = new RememberedFiles();
+  private readonly changes: BroadcastChanges;
 
   constructor(
     private readonly factory: IDBFactory | undefined,
     private readonly dbName: string,
     private readonly durability: Durability,
-  ) {}
+  ) {
+    this.changes = new BroadcastChanges(`sessionkit:indexeddb:${dbName}`);
+  }
 
   async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
     checkStoragePath(path);
@@ -307,6 +314,10 @@ class IndexedDbPort implements IndexedDbStorage {
     };
   }
 
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+    return this.changes.watch(dir, onChange);
+  }
+
   /** Closes the connection once issued operations are under way; a later call reopens it. */
   async close(): Promise<void> {
     const turn = this.takeTurn();
@@ -349,7 +360,11 @@ class IndexedDbPort implements IndexedDbStorage {
         () => {},
       );
       written.then(
-        (failures) => batch.callers.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve())),
+        (failures) => {
+          batch.callers.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve()));
+          // Committed: tell watchers (here and in other tabs) which files changed.
+          this.changes.notify(batch.callers.filter((caller, i) => !failures[i] && caller.operation.kind !== "sync").map((caller) => caller.operation.path));
+        },
         (error: unknown) => {
           // What the port remembered may include this batch's writes, which did not land.
           this.remembered.clear();

@@ -24,10 +24,16 @@ export interface CliOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * An ESM bundle holding CommonJS packages (ws) needs a `require` for their `require("events")`;
+ * ws's optional native helpers stay out (ws runs without them).
+ */
+export const ESM_BUNDLE_OF_CJS = { banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' } };
+
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
   const bundle = join(dir, "sessionkit.mjs");
-  await build({ entryPoints: [join(REPO, "cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "silent" });
+  await build({ entryPoints: [join(REPO, "cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", external: ["bufferutil", "utf-8-validate"], logLevel: "silent", ...ESM_BUNDLE_OF_CJS });
   return bundle;
 }
 

@@ -1,14 +1,15 @@
 /**
- * Any message to the rpc request handler (`handleStorageRequest`): it answers, never throws, with
+ * Any message to the rpc request handler (a connection of `createStorageServer`): it answers,
+ * never throws, with
  * a response of the protocol's shape; a message that is not a well-formed request gets the typed
  * error "invalid"; a well-formed one fails only with the port's own typed errors (never "io"
- * from an exception of the server's); and after any sequence of such messages the server still
+ * from an exception of the server's, only for a connection closed by a `close` call); and after any sequence of such messages the server still
  * serves: a write is read back.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
-import { handleStorageRequest, RPC_PROTOCOL } from "../../../adapters/rpc/index.js";
+import { createStorageServer, RPC_PROTOCOL } from "../../../adapters/rpc/index.js";
 import { requestSchema, responseSchema } from "../../../adapters/rpc/protocol.js";
 import { SEED, settings } from "./fast-check.js";
 
@@ -53,18 +54,23 @@ describe(`rpc request handler properties (fast-check, seed ${SEED})`, () => {
     let round = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 8 }), async (messages) => {
-        const port = memoryStorage();
+        const server = createStorageServer(memoryStorage());
+        const connection = server.connect();
         for (const sent of messages) {
-          const response = await handleStorageRequest(port, sent);
+          const response = await connection.handle(sent);
           expect(responseSchema.safeParse(response).success, JSON.stringify(response)).toBe(true);
           const wellFormed = requestSchema.safeParse(sent).success;
           if (!wellFormed) expect(response).toMatchObject({ ok: false, error: { code: "invalid" } });
-          if (wellFormed && !response.ok) expect(response.error.code, response.error.message).not.toBe("io");
+          // "io" only for a connection this client closed itself (a `close` call).
+          if (wellFormed && !response.ok && !connection.ended) expect(response.error.code, response.error.message).not.toBe("io");
         }
+        // The server keeps serving: a new client's write is read back.
         const health = `health/${round++}`;
         const data = new Uint8Array([1, 2, 3]);
-        expect(await handleStorageRequest(port, { protocol: RPC_PROTOCOL, id: 1, call: { op: "write", path: health, content: { kind: "inline", data } } })).toMatchObject({ ok: true });
-        expect(await handleStorageRequest(port, { protocol: RPC_PROTOCOL, id: 2, call: { op: "read", path: health, maxBytes: 1024 } })).toMatchObject({ ok: true, result: { data, size: 3 } });
+        const next = server.connect();
+        expect(await next.handle({ protocol: RPC_PROTOCOL, id: 1, call: { op: "write", path: health, content: { kind: "inline", data } } })).toMatchObject({ ok: true });
+        expect(await next.handle({ protocol: RPC_PROTOCOL, id: 2, call: { op: "read", path: health, maxBytes: 1024 } })).toMatchObject({ ok: true, result: { data, size: 3 } });
+        await server.close();
       }),
       settings(500),
     );
