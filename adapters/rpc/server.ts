@@ -140,7 +140,8 @@ class Connection implements ClientConnection {
   async handle(request: unknown): Promise<RpcResponse> {
     const parsed = requestSchema.safeParse(request);
     if (!parsed.success) {
-      const id = isRpcMessage(request) && Number.isInteger(request.id) ? (request.id as number) : null;
+      // Echoed only when the reply can carry it (the protocol takes safe integers).
+      const id = isRpcMessage(request) && Number.isSafeInteger(request.id) ? (request.id as number) : null;
       return errorResponse(id, invalidMessage("storage request", parsed.error));
     }
     const { id, call } = parsed.data;

@@ -39,6 +39,15 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
         ratio: "",
         target: "ours opens, pi fails",
         verdict: verdict(!ours.error && ours.messages > 0 && pi.error !== undefined),
+        key: "huge",
+        figures: {
+          fileBytes: data.size,
+          oursOpened: !ours.error,
+          ...(ours.error ? {} : { oursMs: ours.ms, entries: ours.entries, contextMessages: ours.messages, oursPeakRssBytes: ours.maxRss, oursPeakHeapBytes: ours.peakHeap }),
+          piOpened: pi.error === undefined,
+          piMs: pi.ms,
+          ...(pi.error === undefined ? { piPeakRssBytes: pi.maxRss } : {}),
+        },
       },
     ],
     notes: [

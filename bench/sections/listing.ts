@@ -78,6 +78,8 @@ export async function benchListing(runs: number): Promise<{ rows: Row[]; notes: 
       ratio: ratio(warm.median / piTime.median),
       target: "≤ 0.1×",
       verdict: verdict(warm.median / piTime.median <= 0.1),
+      key: "list.warm",
+      figures: { sessions: data.files, bytes: data.bytes, oursMs: warm.median, oursMinMs: warm.min, piMs: piTime.median, piMinMs: piTime.min, ratioToPi: warm.median / piTime.median, targetRatioToPi: 0.1 },
     },
     {
       name: `list ${what}: ours cold (catalog deleted first) vs pi's list()`,
@@ -86,6 +88,8 @@ export async function benchListing(runs: number): Promise<{ rows: Row[]; notes: 
       ratio: ratio(cold.median / piTime.median),
       target: "—",
       verdict: "info",
+      key: "list.cold",
+      figures: { oursMs: cold.median, oursMinMs: cold.min, ratioToPi: cold.median / piTime.median },
     },
   ];
   const piInfos = new Map(results.get("pi")!.last.map((info) => [info.id, comparable(info)]));
@@ -100,6 +104,8 @@ export async function benchListing(runs: number): Promise<{ rows: Row[]; notes: 
     ratio: "",
     target: "equal",
     verdict: verdict(oursCount === piInfos.size && mismatches.length === 0),
+    key: "list.sameInfo",
+    figures: { oursListed: oursCount, piListed: piInfos.size, differing: mismatches.length, equal: oursCount === piInfos.size && mismatches.length === 0 },
   });
   await storage.close();
   return {
