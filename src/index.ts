@@ -2,7 +2,7 @@ export * from "./port.js";
 export * from "./errors.js";
 export * from "./format/types.js";
 export { checkEntry, sessionHeaderSchema, agentMessageSchema } from "./format/schema.js";
-export { scanJsonl, splitGluedObjects, type JsonlScan, type JsonlTail, type LineProblem, type LineProblemKind } from "./format/jsonl-reader.js";
+export { scanJsonl, splitGluedObjects, type JsonlScan, type JsonlTail, type LineSpan, type LineProblem, type LineProblemKind } from "./format/jsonl-reader.js";
 export { readSessionFile, encodeJsonl, type LoadedSessionFile, type SessionFileRead } from "./format/session-file.js";
 export { migrateRecords, headerVersion } from "./format/migrate.js";
 export { createEntryId, createSessionId } from "./format/ids.js";

@@ -1,9 +1,15 @@
 /**
  * pi's SessionInfo, computed incrementally: records are fed in file order, from the start or
- * from where the last pass stopped (files are append-only), and the summary is JSON-serializable
- * so a catalog can keep it.
+ * from where the last pass stopped (files are append-only). The summary is bounded (a catalog
+ * keeps it for every session): the first message and the name are capped, and the text of all
+ * messages (pi's allMessagesText) is collected only when a caller asks for it (`FullText`).
  */
 import type { SessionInfo } from "../format/types.js";
+
+/** Characters of the first user message a summary keeps (pi's picker shows one line of it). */
+export const FIRST_MESSAGE_CAP = 4096;
+/** Characters of the session name a summary keeps. */
+export const NAME_CAP = 1024;
 
 export interface SessionSummary {
   /** False when the first record is not a session header, or pi would reject the file. */
@@ -12,21 +18,30 @@ export interface SessionSummary {
   cwd: string;
   headerTimestamp: unknown;
   parentSessionPath?: string;
-  /** Latest session_info name ("" = cleared), undefined when there is none. */
+  /** Latest session_info name ("" = cleared), undefined when there is none; at most NAME_CAP chars. */
   name?: string;
   messageCount: number;
+  /** The first user message with text, at most FIRST_MESSAGE_CAP chars. */
   firstMessage: string;
-  allMessagesText: string;
   lastActivityTime?: number;
   records: number;
 }
 
-export function emptySummary(): SessionSummary {
-  return { valid: false, id: "", cwd: "", headerTimestamp: undefined, messageCount: 0, firstMessage: "", allMessagesText: "", records: 0 };
+/** The unbounded texts pi's SessionInfo carries, collected on request. */
+export interface FullText {
+  allMessagesText: string;
+  firstMessage: string;
 }
 
-/** Adds one record (header first) to `summary`, exactly as pi's buildSessionInfo reads it. */
-export function addRecord(summary: SessionSummary, record: Record<string, unknown>): void {
+export function emptySummary(): SessionSummary {
+  return { valid: false, id: "", cwd: "", headerTimestamp: undefined, messageCount: 0, firstMessage: "", records: 0 };
+}
+
+/**
+ * Adds one record (header first) to `summary`, exactly as pi's buildSessionInfo reads it; with
+ * `full`, also the texts pi keeps whole.
+ */
+export function addRecord(summary: SessionSummary, record: Record<string, unknown>, full?: FullText): void {
   summary.records++;
   if (summary.records === 1) {
     if (record.type !== "session") return;
@@ -39,7 +54,7 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
   }
   if (!summary.valid) return;
   if (record.type === "session_info") {
-    summary.name = typeof record.name === "string" ? record.name.trim() : "";
+    summary.name = typeof record.name === "string" ? record.name.trim().slice(0, NAME_CAP) : "";
   }
   if (record.type !== "message") return;
   summary.messageCount++;
@@ -60,8 +75,11 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
     return;
   }
   if (!text) return;
-  summary.allMessagesText = summary.allMessagesText ? `${summary.allMessagesText} ${text}` : text;
-  if (!summary.firstMessage && message.role === "user") summary.firstMessage = text;
+  if (full) {
+    full.allMessagesText = full.allMessagesText ? `${full.allMessagesText} ${text}` : text;
+    if (!full.firstMessage && message.role === "user") full.firstMessage = text;
+  }
+  if (!summary.firstMessage && message.role === "user") summary.firstMessage = text.slice(0, FIRST_MESSAGE_CAP);
 }
 
 function extractText(content: unknown): string {
@@ -72,7 +90,8 @@ function extractText(content: unknown): string {
     .join(" ");
 }
 
-export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: number): SessionInfo {
+/** The SessionInfo of a summary; with `full`, pi's whole first message and allMessagesText. */
+export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: number, full?: FullText): SessionInfo {
   let modified: Date;
   if (typeof summary.lastActivityTime === "number" && summary.lastActivityTime > 0) {
     modified = new Date(summary.lastActivityTime);
@@ -80,7 +99,7 @@ export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: nu
     const headerTime = typeof summary.headerTimestamp === "string" ? new Date(summary.headerTimestamp).getTime() : NaN;
     modified = Number.isNaN(headerTime) ? new Date(mtimeMs) : new Date(headerTime);
   }
-  return {
+  const info: SessionInfo = {
     path,
     id: summary.id,
     cwd: summary.cwd,
@@ -89,7 +108,8 @@ export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: nu
     created: new Date(summary.headerTimestamp as string),
     modified,
     messageCount: summary.messageCount,
-    firstMessage: summary.firstMessage || "(no messages)",
-    allMessagesText: summary.allMessagesText,
+    firstMessage: (full ? full.firstMessage : summary.firstMessage) || "(no messages)",
   };
+  if (full) info.allMessagesText = full.allMessagesText;
+  return info;
 }
