@@ -11,6 +11,7 @@ import { describeEntry, renderContextSummary, renderMessages, renderSessionTable
 import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
+import { historyCommand, searchCommand } from "./search.js";
 
 export interface Io {
   stdout(text: string): void;
@@ -62,7 +63,7 @@ function sessionArgument(run: Run): Promise<SessionFileRef> {
   return resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, `sessionkit: ${run.args.command}`);
 }
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, search: searchCommand, history: historyCommand };
 
 async function ls(run: Run): Promise<number> {
   await requireDirectory(run.root);
@@ -71,9 +72,8 @@ async function ls(run: Run): Promise<number> {
   const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
   let infos: SessionInfo[];
   try {
-    infos = run.args.all
-      ? await SessionManager.listAll(storage, { onProgress: progress.onProgress })
-      : await SessionManager.list(storage, cwd, { onProgress: progress.onProgress });
+    const options = { onProgress: progress.onProgress, withText: run.args.withText };
+    infos = run.args.all ? await SessionManager.listAll(storage, options) : await SessionManager.list(storage, cwd, options);
   } finally {
     progress.done();
     await storage.close();
