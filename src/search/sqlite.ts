@@ -2,15 +2,17 @@
  * SQLite (the official WebAssembly build, with FTS5) for the search index and for reading an
  * oh-my-pi history.db. One module per process, loaded on first use; databases live in WASM memory
  * and move to and from a StoragePort as whole-file bytes (sqlite3_deserialize / db export).
+ * Imported on first use: listing and opening sessions never load it.
  */
-import sqlite3InitModule, { type Database, type Sqlite3Static } from "@sqlite.org/sqlite-wasm";
+import type { Database, Sqlite3Static } from "@sqlite.org/sqlite-wasm";
 
 export type { Database };
 
 let loading: Promise<Sqlite3Static> | undefined;
 
 export function loadSqlite(): Promise<Sqlite3Static> {
-  loading ??= sqlite3InitModule()
+  loading ??= import("@sqlite.org/sqlite-wasm")
+    .then(({ default: sqlite3InitModule }) => sqlite3InitModule())
     .then((sqlite3) => {
       // Failed statements throw; the library's console warning about each one is noise here.
       sqlite3.config.warn = () => {};

@@ -31,13 +31,20 @@ export interface ReadPass {
 
 /** Bytes just before the resume offset kept, to tell an append from a rewrite. */
 const FINGERPRINT_BYTES = 64;
-export const HEADER_PROBE_BYTES = 64 * 1024;
+const HEADER_PROBE_BYTES = 64 * 1024;
+
+/** Bytes read first for a header: pi's are a few hundred bytes. */
+const HEADER_FIRST_READ = 4096;
 
 /** The first line of a file, read with a bounded range; "" when there is none within the bound. */
 export async function readFirstLine(storage: StoragePort, path: string): Promise<string> {
-  const head = await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES });
+  let head = await storage.read(path, { offset: 0, length: HEADER_FIRST_READ });
   if (!head) return "";
-  const newline = head.indexOf(0x0a);
+  let newline = head.indexOf(0x0a);
+  if (newline < 0 && head.length === HEADER_FIRST_READ) {
+    head = (await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES })) ?? head;
+    newline = head.indexOf(0x0a);
+  }
   return new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline));
 }
 
