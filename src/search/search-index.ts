@@ -74,6 +74,19 @@ interface FileRow {
 
 const fileKey = (dir: string, name: string) => `${dir}\n${name}`;
 
+/**
+ * The index last used per group, kept open with the stat of the file it matches: a later search in
+ * the same process on the same port skips reading and loading it while the file is unchanged. One
+ * per group, so at most two databases stay in WASM memory. Results never depend on it: every
+ * search checks each session file against the index's read points.
+ */
+const kept = new Map<SourceGroup, { storage: StoragePort; index: SearchIndex; stamp: string }>();
+
+async function stampOf(storage: StoragePort, group: SourceGroup): Promise<string> {
+  const stat = await storage.stat(indexPath(group)).catch(() => null);
+  return stat ? `${stat.size}:${stat.mtimeMs}` : "";
+}
+
 export class SearchIndex {
   readonly group: SourceGroup;
   readonly #db: Database;
@@ -85,8 +98,22 @@ export class SearchIndex {
     this.#changed = created;
   }
 
-  /** The index as stored, or a new empty one when there is none or it cannot be read. */
+  /**
+   * The index as stored (or as kept open from the last search, see `kept`), or a new empty one when
+   * there is none or it cannot be read. Use one at a time (search.ts runs searches one by one).
+   */
   static async open(storage: StoragePort, group: SourceGroup): Promise<SearchIndex> {
+    const stamp = await stampOf(storage, group);
+    const previous = kept.get(group);
+    if (previous && previous.storage === storage && previous.stamp === stamp && stamp !== "") return previous.index;
+    if (previous) previous.index.#db.close();
+    kept.delete(group);
+    const index = await SearchIndex.#load(storage, group);
+    kept.set(group, { storage, index, stamp });
+    return index;
+  }
+
+  static async #load(storage: StoragePort, group: SourceGroup): Promise<SearchIndex> {
     const bytes = await storage.read(indexPath(group)).catch(() => null);
     if (bytes && bytes.length > 0) {
       let db: Database | undefined;
@@ -266,12 +293,10 @@ export class SearchIndex {
       this.#db.exec("INSERT INTO fts(fts) VALUES('optimize'); VACUUM;");
       await storage.write(indexPath(this.group), await databaseBytes(this.#db));
       this.#changed = false;
+      const entry = kept.get(this.group);
+      if (entry?.index === this) entry.stamp = await stampOf(storage, this.group);
     } catch {
-      // the index is a cache
+      // the index is a cache (kept open, it still serves this process)
     }
-  }
-
-  close(): void {
-    this.#db.close();
   }
 }

@@ -43,8 +43,17 @@ const DEFAULT_LIMIT = 50;
 /** Candidates fetched per hit wanted: phrases and prefixes may fail the check against the text. */
 const CANDIDATES_PER_HIT = 4;
 
+/** Searches run one at a time: they share the index kept open (search-index.ts). */
+let queue: Promise<unknown> = Promise.resolve();
+
 /** Sessions whose text matches `query`, one hit per matching entry text, best first. */
-export async function searchSessions(storage: StoragePort, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+export function searchSessions(storage: StoragePort, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+  const run = queue.then(() => search(storage, query, options));
+  queue = run.catch(() => {});
+  return run;
+}
+
+async function search(storage: StoragePort, query: string, options: SearchOptions): Promise<SearchHit[]> {
   const sources = options.sources ?? DEFAULT_SOURCES;
   for (const source of sources) if (!SEARCH_SOURCES.includes(source)) throw new TypeError(`unknown search source "${source}" (known: ${SEARCH_SOURCES.join(", ")})`);
   const limit = options.limit ?? DEFAULT_LIMIT;
@@ -54,20 +63,16 @@ export async function searchSessions(storage: StoragePort, query: string, option
   const listings = await sessionDirListings(storage, options.dir).catch(() => [] as DirListing[]);
   const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
   const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);
-  try {
-    // FTS5 matches each word (a phrase's words anywhere in the entry); the text check narrows it.
-    const match = parsed.units.map((unit) => unit.tokens.map((token, i) => `"${token}"${unit.prefix && i === unit.tokens.length - 1 ? "*" : ""}`).join(" AND ")).join(" AND ");
-    const needsCheck = parsed.units.some((unit) => unit.tokens.length > 1);
-    let want = Number.isFinite(limit) ? limit * (needsCheck ? CANDIDATES_PER_HIT : 1) : -1;
-    for (;;) {
-      const rows = indexes.flatMap((index) => index.candidates(match, sources, dirs, want)).sort((a, b) => a.rank - b.rank);
-      const exhausted = want < 0 || rows.length < want;
-      const hits = await checkCandidates(storage, exhausted ? rows : rows.slice(0, want), parsed.units, limit);
-      if (hits.length >= limit || exhausted) return hits.slice(0, limit);
-      want *= 4;
-    }
-  } finally {
-    for (const index of indexes) index.close();
+  // FTS5 matches each word (a phrase's words anywhere in the entry); the text check narrows it.
+  const match = parsed.units.map((unit) => unit.tokens.map((token, i) => `"${token}"${unit.prefix && i === unit.tokens.length - 1 ? "*" : ""}`).join(" AND ")).join(" AND ");
+  const needsCheck = parsed.units.some((unit) => unit.tokens.length > 1);
+  let want = Number.isFinite(limit) ? limit * (needsCheck ? CANDIDATES_PER_HIT : 1) : -1;
+  for (;;) {
+    const rows = indexes.flatMap((index) => index.candidates(match, sources, dirs, want)).sort((a, b) => a.rank - b.rank);
+    const exhausted = want < 0 || rows.length < want;
+    const hits = await checkCandidates(storage, exhausted ? rows : rows.slice(0, want), parsed.units, limit);
+    if (hits.length >= limit || exhausted) return hits.slice(0, limit);
+    want *= 4;
   }
 }
 
@@ -79,25 +84,20 @@ async function openIndexes(
   onProgress?: (progress: RefreshCounter) => void,
 ): Promise<SearchIndex[]> {
   const indexes: SearchIndex[] = [];
-  try {
-    for (const group of groups) indexes.push(await SearchIndex.open(storage, group));
-    const pending = indexes.map((index) => index.pending(listings, complete));
-    const counter: RefreshCounter = {
-      filesDone: 0,
-      filesTotal: pending.reduce((n, p) => n + p.files, 0),
-      bytesDone: 0,
-      bytesTotal: pending.reduce((n, p) => n + p.bytes, 0),
-    };
-    const report = () => onProgress?.({ ...counter });
-    for (const index of indexes) {
-      await index.refresh(storage, listings, complete, counter, report);
-      await index.save(storage);
-    }
-    return indexes;
-  } catch (error) {
-    for (const index of indexes) index.close();
-    throw error;
+  for (const group of groups) indexes.push(await SearchIndex.open(storage, group));
+  const pending = indexes.map((index) => index.pending(listings, complete));
+  const counter: RefreshCounter = {
+    filesDone: 0,
+    filesTotal: pending.reduce((n, p) => n + p.files, 0),
+    bytesDone: 0,
+    bytesTotal: pending.reduce((n, p) => n + p.bytes, 0),
+  };
+  const report = () => onProgress?.({ ...counter });
+  for (const index of indexes) {
+    await index.refresh(storage, listings, complete, counter, report);
+    await index.save(storage);
   }
+  return indexes;
 }
 
 /**

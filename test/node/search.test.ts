@@ -385,6 +385,24 @@ describe("search: the index", () => {
     await storage.close?.();
   });
 
+  it("searches at once on one port, and another port updating the index file meanwhile, agree with one by one", async () => {
+    const storage = nodeFsStorage({ root: store.root });
+    const other = nodeFsStorage({ root: store.root });
+    const words = store.vocab.text.slice(0, 12);
+    const oneByOne: SearchHit[][] = [];
+    for (const word of words) oneByOne.push(await searchSessions(storage, word, { limit: Infinity }));
+    expect(await Promise.all(words.map((word) => searchSessions(storage, word, { limit: Infinity })))).toEqual(oneByOne);
+    // The other port appends and updates the index file; the first sees the new entry.
+    const path = [...store.texts.keys()][4]!;
+    const sm = await SessionManager.open(other, path);
+    sm.appendMessage({ role: "user", content: "zqfromanother port", timestamp: Date.now() });
+    await sm.close();
+    expect((await searchSessions(other, "zqfromanother")).map((hit) => hit.path)).toEqual([path]);
+    expect((await searchSessions(storage, "zqfromanother")).map((hit) => hit.path)).toEqual([path]);
+    await storage.close?.();
+    await other.close?.();
+  });
+
   it("--cwd: only the sessions of one directory", async () => {
     const storage = nodeFsStorage({ root: store.root });
     const word = store.vocab.text[3]!;
