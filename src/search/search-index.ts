@@ -77,8 +77,9 @@ const fileKey = (dir: string, name: string) => `${dir}\n${name}`;
 /**
  * The index last used per group, kept open with the stat of the file it matches: a later search in
  * the same process on the same port skips reading and loading it while the file is unchanged. One
- * per group, so at most two databases stay in WASM memory. Results never depend on it: every
- * search checks each session file against the index's read points.
+ * per group, so at most two databases stay in WASM memory. On a store that refuses writes it is
+ * what keeps later searches fast. Results never depend on it: every search checks each session
+ * file against the index's read points.
  */
 const kept = new Map<SourceGroup, { storage: StoragePort; index: SearchIndex; stamp: string }>();
 
@@ -105,7 +106,7 @@ export class SearchIndex {
   static async open(storage: StoragePort, group: SourceGroup): Promise<SearchIndex> {
     const stamp = await stampOf(storage, group);
     const previous = kept.get(group);
-    if (previous && previous.storage === storage && previous.stamp === stamp && stamp !== "") return previous.index;
+    if (previous && previous.storage === storage && previous.stamp === stamp) return previous.index;
     if (previous) previous.index.#db.close();
     kept.delete(group);
     const index = await SearchIndex.#load(storage, group);
