@@ -60,7 +60,7 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   const parsed = parseQuery(query);
   if (parsed.units.length === 0 || limit <= 0) return [];
   const groups = (Object.keys(GROUP_SOURCES) as SourceGroup[]).filter((group) => GROUP_SOURCES[group].some((source) => sources.includes(source)));
-  const listings = await sessionDirListings(storage, options.dir).catch(() => [] as DirListing[]);
+  const listings = await sessionDirListings(storage, options.dir);
   const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
   const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);
   // FTS5 matches each word (a phrase's words anywhere in the entry); the text check narrows it.
