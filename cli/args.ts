@@ -1,6 +1,7 @@
 /** The command line: one command, its arguments and flags (node:util parseArgs, strict). */
 import { parseArgs } from "node:util";
 import { SEARCH_SOURCES, type ConflictPolicy, type SearchSource } from "../src/index.js";
+import { AGENTS, type AgentName } from "./agent-stores.js";
 import { UsageError } from "./errors.js";
 
 export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "search", "history"] as const;
@@ -8,10 +9,14 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
-export const USAGE = `Usage: sessionkit [--root DIR] <command> [options]
+export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME] <command> [options]
 
-Reads pi coding-agent sessions (JSONL trees) under a storage root: ~/.pi/agent by default
-(or $PI_CODING_AGENT_DIR). File arguments are read in place and never modified, except by migrate.
+Reads coding-agent sessions (JSONL trees) in every agent's store on this machine: pi
+($PI_CODING_AGENT_DIR or ~/.pi/agent), oh-my-pi (~/.omp/agent), xcsh (~/.xcsh/agent), indusagi
+(~/.indusagi/agent) and each profile of seed 003's agent (~/.operator/profiles/<name>), or only the
+one under --root. Reading writes nothing into them: the listing's cache lives in
+$XDG_CACHE_HOME/sessionkit (~/.cache/sessionkit). File arguments are read in place and never
+modified, except by migrate.
 
 Commands:
   ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
@@ -51,13 +56,16 @@ Commands:
                                  QUERY those holding every word as a prefix
       --limit N                  prompts to print (default 50; at most 1000)
 
-A <session> is a session file, or a session id or id prefix of the root's sessions (as ls
+A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
 prints them).
 
 Options:
-  --root DIR   the storage root (holds sessions/ and blobs/; import creates it when missing)
-  --json       print what the library's API returns, as JSON
-  -h, --help   this text
+  --root DIR     one storage root instead of every store (holds sessions/ and blobs/; import
+                 writes into it, creating it when missing; without it import writes into pi's)
+  --agent NAME   only that agent's stores: ${AGENTS.join(", ")} (with --root: the root is laid
+                 out as that agent's)
+  --json         print what the library's API returns, as JSON (paths are absolute)
+  -h, --help     this text
 
 Exit codes: 0 ok, 1 verify found problems (or an invalid archive), 2 error.
 `;
@@ -69,6 +77,8 @@ export interface ParsedCommand {
   /** Every file or id argument (export takes several). */
   targets: string[];
   root: string | undefined;
+  /** --agent: only this agent's stores. */
+  agent: AgentName | undefined;
   all: boolean;
   cwd: string | undefined;
   json: boolean;
@@ -104,7 +114,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   search: ["all", "cwd", "source", "limit"],
   history: ["limit"],
 };
-const GLOBAL_FLAGS = ["root", "json", "help"];
+const GLOBAL_FLAGS = ["root", "agent", "json", "help"];
 
 /** How many arguments each command takes, and what they are (for messages). */
 const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
@@ -130,6 +140,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       strict: true,
       options: {
         root: { type: "string" },
+        agent: { type: "string" },
         all: { type: "boolean" },
         cwd: { type: "string" },
         json: { type: "boolean" },
@@ -167,6 +178,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
   }
+  if (values.agent !== undefined && !(AGENTS as readonly string[]).includes(values.agent)) {
+    throw new UsageError(`--agent must be ${AGENTS.slice(0, -1).join(", ")} or ${AGENTS.at(-1)} (got "${values.agent}")`);
+  }
   const onConflict = values["on-conflict"] ?? "auto";
   if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
     throw new UsageError(`--on-conflict must be ${CONFLICT_POLICIES.slice(0, -1).join(", ")} or ${CONFLICT_POLICIES.at(-1)} (got "${onConflict}")`);
@@ -190,6 +204,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     target: joined ? rest.join(" ") : (rest[0] ?? ""),
     targets: rest,
     root: values.root,
+    agent: values.agent as AgentName | undefined,
     all: values.all ?? false,
     cwd: values.cwd,
     json: values.json ?? false,

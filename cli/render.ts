@@ -1,5 +1,4 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
-import nodePath from "node:path";
 import { BLOB_REF_PREFIX, type AgentMessage, type SessionContext, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../src/index.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
@@ -221,16 +220,17 @@ function distinctPrefixLength(ids: readonly string[]): number {
 }
 
 /** The listing as a table; paths are absolute file paths (usable as file arguments). */
-export function renderSessionTable(infos: readonly SessionInfo[], root: string): string[] {
+export function renderSessionTable(infos: ReadonlyArray<SessionInfo & { agent: string }>): string[] {
   const idLength = distinctPrefixLength(infos.map((info) => info.id));
   const rows = infos.map((info) => [
     formatTime(info.modified),
     String(info.messageCount),
+    info.agent,
     info.id.slice(0, idLength),
-    oneLine(info.name ?? info.firstMessage, 48),
-    nodePath.join(root, ...info.path.split("/")),
+    oneLine(info.name ?? info.title ?? info.firstMessage, 48),
+    info.path,
   ]);
-  const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "ID", "NAME / FIRST MESSAGE", "PATH"];
+  const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "AGENT", "ID", "NAME / FIRST MESSAGE", "PATH"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) =>
     row

@@ -1,14 +1,17 @@
 /**
- * Where the CLI's bytes come from: the storage root, and the storage that holds a file argument.
+ * Where the CLI's bytes come from: the stores it reads (every agent's, or --root), and the storage
+ * that holds a file argument.
  */
 import { realpath, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import nodePath from "node:path";
 import { expandHome, nodeFsStorage, type NodeFsStorage } from "../adapters/node-fs/index.js";
-import { findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
+import { decodeHeader, detectDialect, findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
+import type { AgentStore } from "./agent-stores.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
+import { readingStorage } from "./store-cache.js";
 
 /** The storage root: --root, else $PI_CODING_AGENT_DIR (as pi reads it), else ~/.pi/agent. */
 export function resolveRoot(rootFlag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
@@ -42,19 +45,22 @@ export interface SessionFileRef {
   path: string;
   /** True when `storage` is a store root (sessions/ and blobs/), false when it is the file's own directory. */
   inStore: boolean;
-  /** True when `storage` is the storage root itself (--root). */
+  /** True when `storage` is the root of the one store read (--root): its sessions keep their storage paths in an export. */
   inRoot: boolean;
+  /** The agent store the file is in, when it is in one of the stores read. */
+  store?: AgentStore;
 }
 
 const HEAD_BYTES = 4096;
 
 /**
- * Finds the storage for a file argument (absolute, or relative to `cwd`). A file under `root`
- * is read through the root, so its blob refs resolve against the root's blobs/. A file laid out
- * as pi lays it out elsewhere (<agent dir>/sessions/<project>/<file>) is read through that agent
- * dir, for the same reason. Any other file is read through its own directory.
+ * Finds the storage for a file argument (absolute, or relative to `cwd`). A file under one of
+ * `stores` is read through that store's root, so its blob refs resolve against the store's blobs/.
+ * A file laid out as an agent lays it out elsewhere (<agent dir>/sessions/<project>/<file>, or
+ * seed 003's <profile>/sessions/<file>) is read through that agent dir, for the same reason. Any
+ * other file is read through its own directory.
  */
-export async function resolveSessionFile(arg: string, root: string, cwd: string): Promise<SessionFileRef> {
+export async function resolveSessionFile(arg: string, stores: readonly AgentStore[], cwd: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, arg);
   const info = await statOrNull(absolute);
   if (!info) throw new CliError(`${absolute}: no such file`);
@@ -62,17 +68,27 @@ export async function resolveSessionFile(arg: string, root: string, cwd: string)
   if (info.size === 0) throw new CliError(`${absolute} is empty, not a session file`);
 
   const real = await realpath(absolute);
-  const realRoot = await realpath(root).catch(() => null);
   let storageRoot = nodePath.dirname(real);
   let inStore = false;
-  let inRoot = false;
-  if (realRoot !== null && isInside(realRoot, real)) {
-    storageRoot = realRoot;
-    inStore = true;
-    inRoot = true;
-  } else if (nodePath.basename(nodePath.dirname(nodePath.dirname(real))) === SESSIONS_DIR) {
-    storageRoot = nodePath.dirname(nodePath.dirname(nodePath.dirname(real)));
-    inStore = true;
+  let store: AgentStore | undefined;
+  for (const candidate of stores) {
+    const realRoot = await realpath(candidate.root).catch(() => null);
+    if (realRoot !== null && isInside(realRoot, real)) {
+      storageRoot = realRoot;
+      store = candidate;
+      inStore = true;
+      break;
+    }
+  }
+  if (!store) {
+    const up = (levels: number) => Array.from({ length: levels }).reduce<string>((dir) => nodePath.dirname(dir), real);
+    if (nodePath.basename(up(2)) === SESSIONS_DIR) {
+      storageRoot = up(3);
+      inStore = true;
+    } else if (nodePath.basename(up(1)) === SESSIONS_DIR) {
+      storageRoot = up(2);
+      inStore = true;
+    }
   }
   const path = nodePath.relative(storageRoot, real).split(nodePath.sep).join("/");
   const storage = nodeFsStorage({ root: storageRoot });
@@ -80,7 +96,7 @@ export async function resolveSessionFile(arg: string, root: string, cwd: string)
     const bytes = await storage.read(path);
     if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError(`${absolute} holds only whitespace, not a session file`);
   }
-  return { absolute, storage, path, inStore, inRoot };
+  return { absolute, storage, path, inStore, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) };
 }
 
 function isInside(dir: string, file: string): boolean {
@@ -119,55 +135,80 @@ export function asCliError(error: unknown, ref: SessionFileRef): unknown {
   return new CliError(withAbsolutePath(error.message, ref));
 }
 
+/** Where a session id is looked up (env and home locate the cache the listing catalog lives in). */
+export interface LookupContext {
+  stores: readonly AgentStore[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  progressSink: ProgressSink;
+  /** The progress line's label ("sessionkit: show"). */
+  label: string;
+}
+
 /**
- * A file argument, else a session id looked up among the root's sessions: the file named for
- * that exact id (pi names them <timestamp>_<id>.jsonl; its header must agree), else the one
- * session whose id starts with it (every session file is read: progress on `progressSink`).
+ * A file argument, else a session id looked up among the sessions of every store: the file named
+ * for that exact id (pi and seed 003 name them <timestamp>_<id>.jsonl; its header must agree),
+ * else the one session whose id starts with it (every session file is read through the listing
+ * catalog, kept in the cache: progress on `progressSink`).
  */
-export async function resolveSessionArgument(target: string, root: string, cwd: string, progressSink: ProgressSink, label: string): Promise<SessionFileRef> {
+export async function resolveSessionArgument(target: string, context: LookupContext): Promise<SessionFileRef> {
+  const { stores, cwd } = context;
   const absolute = nodePath.resolve(cwd, target);
   // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file.
-  if ((await statOrNull(absolute)) || /[/.]/.test(target) || target.includes(nodePath.sep)) return resolveSessionFile(target, root, cwd);
-  await requireDirectory(root).catch(() => {
-    throw new CliError(`${absolute}: no such file (and no storage root ${root} to look up session ids in)`);
-  });
-  const fileOf = (path: string) => nodePath.join(root, ...path.split("/"));
-  const storage = nodeFsStorage({ root });
-  let infos: SessionInfo[];
-  const progress = listingProgress(progressSink, label);
-  try {
-    const named: string[] = [];
-    for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push(path);
-    if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${root}`, named.map((path) => `  ${fileOf(path)}`));
-    if (named.length === 1) return await resolveSessionFile(fileOf(named[0]!), root, cwd);
-    infos = await SessionManager.listAll(storage, { onProgress: progress.onProgress });
-  } finally {
-    progress.done();
-    await storage.close();
+  if ((await statOrNull(absolute)) || /[/.]/.test(target) || target.includes(nodePath.sep)) return resolveSessionFile(target, stores, cwd);
+  if (stores.length === 0) throw new CliError(`${absolute}: no such file (and no agent store to look up session ids in)`);
+  const where = stores.map((store) => store.root).join(", ");
+  const fileOf = (store: AgentStore, path: string) => nodePath.join(store.root, ...path.split("/"));
+
+  const named: string[] = [];
+  for (const store of stores) {
+    const storage = nodeFsStorage({ root: store.root });
+    try {
+      for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push(fileOf(store, path));
+    } finally {
+      await storage.close();
+    }
+  }
+  if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${where}`, named.map((file) => `  ${file}`));
+  if (named.length === 1) return resolveSessionFile(named[0]!, stores, cwd);
+
+  const infos: Array<SessionInfo & { file: string; store: AgentStore }> = [];
+  for (const store of stores) {
+    const storage = readingStorage(store.root, context.env, context.home);
+    const progress = listingProgress(context.progressSink, stores.length > 1 ? `${context.label}: ${store.label}` : context.label);
+    try {
+      for (const info of await SessionManager.listAll(storage, { onProgress: progress.onProgress })) infos.push({ ...info, file: fileOf(store, info.path), store });
+    } finally {
+      progress.done();
+      await storage.close();
+    }
   }
   const exact = infos.filter((info) => info.id === target);
   const matches = exact.length > 0 ? exact : infos.filter((info) => info.id.startsWith(target));
-  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${root} starts with "${target}"`);
+  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${where} starts with "${target}"`);
   if (matches.length > 1) {
     throw new CliError(
-      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${root} match`,
-      matches.map((info) => `  ${info.id}  ${fileOf(info.path)}  ${oneLine(info.name ?? info.firstMessage, 40)}`),
+      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${where} match`,
+      matches.map((info) => `  ${info.id}  ${stores.length > 1 ? `${info.store.agent}  ` : ""}${info.file}  ${oneLine(info.name ?? info.title ?? info.firstMessage, 40)}`),
     );
   }
-  return resolveSessionFile(fileOf(matches[0]!.path), root, cwd);
+  return resolveSessionFile(matches[0]!.file, stores, cwd);
 }
 
 /** Bytes read to find a header: pi's headers are a few hundred bytes. */
 const HEADER_PROBE_BYTES = 64 * 1024;
 
-/** The session id in the header (first line) of a stored file, or null when it has none. */
+/** The session id in the header (first line, of any dialect) of a stored file, or null when it has none. */
 async function headerId(storage: StoragePort, path: string): Promise<string | null> {
   const head = await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES });
   if (!head) return null;
   const newline = head.indexOf(0x0a);
   try {
-    const header = JSON.parse(new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline))) as { type?: unknown; id?: unknown };
-    return header.type === "session" && typeof header.id === "string" ? header.id : null;
+    const record = JSON.parse(new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline))) as Record<string, unknown>;
+    const dialect = detectDialect(record);
+    const header = dialect === null ? null : decodeHeader(dialect, record);
+    return header?.success ? header.data.id : null;
   } catch {
     return null;
   }

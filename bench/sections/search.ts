@@ -6,11 +6,13 @@
  * appends to 10 sessions, counting the bytes read.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, cpSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { CATALOG_DIR, SEARCH_DIR, SessionManager, searchSessions, type SearchIndexProgress, type StoragePort } from "../../src/index.js";
+import { storeCacheDir } from "../../cli/store-cache.js";
 import { bundleCli } from "../../test/shared/cli-runner.js";
 import { BENCH_DIR, ensureSearchStore, SCRATCH_DIR, SEARCH_ROOT } from "../lib/data.js";
 import { formatMs, interleave, summarize, type Sample } from "../lib/measure.js";
@@ -105,16 +107,20 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
   mkdirSync(cliDir, { recursive: true });
   const cli = await bundleCli(cliDir);
   const piEnv = { ...process.env, PI_CODING_AGENT_DIR: SEARCH_ROOT };
+  // The CLI keeps a store's catalog and index in its cache ($XDG_CACHE_HOME/sessionkit/stores/…): a scratch one here.
+  const cliEnv = { ...process.env, XDG_CACHE_HOME: join(SCRATCH_DIR, "search-cli-cache") };
+  const cliCache = (root: string) => storeCacheDir(root, cliEnv, os.homedir());
+  const sessionkit = (root: string, ...args: string[]) => processMs(process.execPath, [cli, "--root", root, ...args], cliEnv);
   const piScript = `const { SessionManager } = await import(${JSON.stringify(PI_SESSION_MANAGER)}); process.stdout.write(JSON.stringify(await SessionManager.listAll()));`;
   const catalogDir = join(SEARCH_ROOT, CATALOG_DIR);
-  const dropCatalog = () => rmSync(catalogDir, { recursive: true, force: true });
+  const dropCliCatalog = () => rmSync(join(cliCache(SEARCH_ROOT), "catalog"), { recursive: true, force: true });
 
   // ---- listing, whole processes: `sessionkit ls --all --json` against a process running pi's listAll()
   const listed = await interleave<number>(
     [
       { name: "pi", run: () => processMs(process.execPath, ["--input-type=module", "-e", piScript], piEnv) },
-      { name: "ours warm", before: () => void processMs(process.execPath, [cli, "--root", SEARCH_ROOT, "ls", "--all", "--json"]), run: () => processMs(process.execPath, [cli, "--root", SEARCH_ROOT, "ls", "--all", "--json"]) },
-      { name: "ours cold", before: dropCatalog, run: () => processMs(process.execPath, [cli, "--root", SEARCH_ROOT, "ls", "--all", "--json"]) },
+      { name: "ours warm", before: () => void sessionkit(SEARCH_ROOT, "ls", "--all", "--json"), run: () => sessionkit(SEARCH_ROOT, "ls", "--all", "--json") },
+      { name: "ours cold", before: dropCliCatalog, run: () => sessionkit(SEARCH_ROOT, "ls", "--all", "--json") },
     ],
     runs,
   );
@@ -215,6 +221,7 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
 
   // ---- warm single-word searches against grep -rl
   const searchRows = async (root: string, label: string, port: StoragePort) => {
+    sessionkit(root, "search", words[0]!, "--all", "--json"); // the CLI's own index up to date, untimed
     const totals = { api: [] as number[], cli: [] as number[], grep: [] as number[] };
     for (let round = 0; round < runs; round++) {
       let api = 0;
@@ -224,7 +231,7 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
         const start = performance.now();
         await searchSessions(port, word, { limit: 20 });
         api += performance.now() - start;
-        cliMs += processMs(process.execPath, [cli, "--root", root, "search", word, "--all", "--limit", "20", "--json"]);
+        cliMs += sessionkit(root, "search", word, "--all", "--limit", "20", "--json");
         grep += processMs("grep", ["-rlF", word, join(root, "sessions")]);
       }
       totals.api.push(api);
@@ -260,6 +267,9 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
   );
   const targets = sessionFiles.filter((_, i) => i % 30 === 7).slice(0, 10);
   const scratch = scratchStore(new Set(targets));
+  // The CLI's index of the copy starts as the original's, as the API's does (copied with .sessionkit/).
+  rmSync(cliCache(scratch), { recursive: true, force: true });
+  cpSync(cliCache(SEARCH_ROOT), cliCache(scratch), { recursive: true });
   let appended = 0;
   for (const target of targets) {
     const path = join(scratch, target.slice(SEARCH_ROOT.length + 1));
@@ -289,7 +299,7 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
     rows,
     notes: [
       `search store: ${what}, every session written by pi with its own seed from a 50,000-word Zipf vocabulary (bench/lib/data.ts); user + assistant text ${(textBytes / 1e6).toFixed(1)} MB.`,
-      "listing: whole processes are the bundled CLI (`node sessionkit.mjs --root … ls --all --json`, stdout discarded) and `node -e` importing pi's SessionManager and printing listAll() as JSON, with PI_CODING_AGENT_DIR at the store; warm = a previous call wrote the catalog; cold = the catalog deleted before the call.",
+      "listing: whole processes are the bundled CLI (`node sessionkit.mjs --root … ls --all --json`, stdout discarded; its catalog and index in a scratch $XDG_CACHE_HOME) and `node -e` importing pi's SessionManager and printing listAll() as JSON, with PI_CODING_AGENT_DIR at the store; warm = a previous call wrote the catalog; cold = the CLI's catalog deleted before the call.",
       `search: ${WORDS} words of message text spread from the rarest to the most common (by how many sessions hold them): ${words.join(", ")}; ${runs} rounds; each round sums the ${WORDS} searches. grep -rlF stops at a file's first match, so common words are its best case. The whole-process rows include Node's start and loading SQLite's WASM module.`,
       "after appends: a copy of the store (hard links, real copies of the 10 changed files and the index); pi's SessionManager appends 10 user messages to each of 10 sessions; the first search updates the index from each file's last indexed offset.",
     ],

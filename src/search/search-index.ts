@@ -2,15 +2,16 @@
  * The search index: for one group of sources, one SQLite database kept at
  * `.sessionkit/search/<group>.sqlite` of the same port (the catalog's neighbour under .sessionkit/).
  *
- * Tables: `files` (per session file: its directory and name, session id, and the read point of
- * file-resume.ts, as JSON), `docs` (per indexed text: file, kind, and where the entry's line is in
+ * Tables: `files` (per session file: its directory and name, session id, header cwd (as cwdKey has
+ * it), dialect, and the read point of file-resume.ts, as JSON), `docs` (per indexed text: file, kind, and where the entry's line is in
  * the file; the entry id is read back from the line) and `fts`, a contentless FTS5 table with
  * detail=none: which entries contain which words, no text and no positions (measured on the bench
  * store: 17 % of the text's bytes, against 39 % with positions). Phrases and snippets come from
  * the entry's line, read back from the session file.
  */
 import type { DirListing } from "../session/listing.js";
-import { isUnchanged, readSince, type ReadPoint } from "../session/file-resume.js";
+import { decode, dialectOfLine, isUnchanged, readSince, type ReadPoint } from "../session/file-resume.js";
+import { cwdKey } from "../session/paths.js";
 import { joinPath, type StoragePort } from "../port.js";
 import { databaseBytes, databaseFromBytes, emptyDatabase, type Database } from "./sqlite.js";
 import { entryTexts, type SearchSource } from "./text.js";
@@ -32,11 +33,11 @@ const KINDS: readonly { source: SearchSource; role: string }[] = [
 const kindOf = (source: SearchSource, role: string) => KINDS.findIndex((k) => k.source === source && k.role === role);
 
 /** PRAGMA user_version of the current layout; any other is rebuilt. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const SCHEMA = `
 PRAGMA page_size = 4096;
 PRAGMA user_version = ${SCHEMA_VERSION};
-CREATE TABLE files(id INTEGER PRIMARY KEY, dir TEXT NOT NULL, name TEXT NOT NULL, session_id TEXT NOT NULL, point TEXT NOT NULL, UNIQUE(dir, name));
+CREATE TABLE files(id INTEGER PRIMARY KEY, dir TEXT NOT NULL, name TEXT NOT NULL, session_id TEXT NOT NULL, cwd TEXT NOT NULL, dialect TEXT NOT NULL, point TEXT NOT NULL, UNIQUE(dir, name));
 CREATE TABLE docs(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind INTEGER NOT NULL, part INTEGER NOT NULL, line_offset INTEGER NOT NULL, line_length INTEGER NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0 tokenchars ''_''');
 `;
@@ -57,6 +58,8 @@ export interface CandidateRow {
   /** Storage path of the session file. */
   path: string;
   sessionId: string;
+  /** The file's dialect: its lines are decoded with it. */
+  dialect: string;
   role: string;
   source: SearchSource;
   /** Which object of the line (more than one when a torn append glued lines). */
@@ -69,6 +72,7 @@ export interface CandidateRow {
 interface FileRow {
   id: number;
   sessionId: string;
+  cwd: string;
   point: ReadPoint;
 }
 
@@ -138,8 +142,8 @@ export class SearchIndex {
 
   #files(): Map<string, FileRow> {
     if (this.#known) return this.#known;
-    const rows = this.#db.selectArrays("SELECT id, dir, name, session_id, point FROM files") as [number, string, string, string, string][];
-    this.#known = new Map(rows.map(([id, dir, name, sessionId, point]) => [fileKey(dir, name), { id, sessionId, point: JSON.parse(point) as ReadPoint }]));
+    const rows = this.#db.selectArrays("SELECT id, dir, name, session_id, cwd, point FROM files") as [number, string, string, string, string, string][];
+    this.#known = new Map(rows.map(([id, dir, name, sessionId, cwd, point]) => [fileKey(dir, name), { id, sessionId, cwd, point: JSON.parse(point) as ReadPoint }]));
     return this.#known;
   }
 
@@ -205,6 +209,7 @@ export class SearchIndex {
             const fileId = previous?.id ?? this.#addFile(dir, file.name);
             // Only session files are indexed: the first record must be a session header.
             let sessionId = previous?.sessionId ?? "";
+            let cwd = previous?.cwd ?? "";
             let atStart = false;
             let lastLine = -1;
             let part = 0;
@@ -222,6 +227,7 @@ export class SearchIndex {
                   if (atStart) {
                     atStart = false;
                     sessionId = record.type === "session" && typeof record.id === "string" ? record.id : "";
+                    cwd = typeof record.cwd === "string" ? cwdKey(record.cwd) : "";
                     return;
                   }
                   part = at.offset === lastLine ? part + 1 : 0;
@@ -235,7 +241,10 @@ export class SearchIndex {
                 },
               );
               if (!pass) throw new Error("gone");
-              db.exec({ sql: "UPDATE files SET session_id = ?, point = ? WHERE id = ?", bind: [sessionId, JSON.stringify(pass.point), fileId] });
+              db.exec({
+                sql: "UPDATE files SET session_id = ?, cwd = ?, dialect = ?, point = ? WHERE id = ?",
+                bind: [sessionId, cwd, dialectOfLine(pass.point.header), JSON.stringify(pass.point), fileId],
+              });
               counter.bytesDone += pass.bytesRead;
             } catch {
               this.#drop(fileId, true);
@@ -256,25 +265,30 @@ export class SearchIndex {
   }
 
   #addFile(dir: string, name: string): number {
-    this.#db.exec({ sql: "INSERT INTO files(dir, name, session_id, point) VALUES (?, ?, '', '{}')", bind: [dir, name] });
+    this.#db.exec({ sql: "INSERT INTO files(dir, name, session_id, cwd, dialect, point) VALUES (?, ?, '', '', 'pi', '{}')", bind: [dir, name] });
     return this.#db.selectValue("SELECT last_insert_rowid()") as number;
   }
 
-  /** Entries matching the FTS5 expression in `dirs` (all when undefined), best first (bm25). */
-  candidates(match: string, sources: readonly SearchSource[], dirs: readonly string[] | undefined, limit: number): CandidateRow[] {
+  /**
+   * Entries matching the FTS5 expression in `dirs` (all when undefined) of sessions of `cwd` (any
+   * when undefined), best first (bm25).
+   */
+  candidates(match: string, sources: readonly SearchSource[], dirs: readonly string[] | undefined, cwd: string | undefined, limit: number): CandidateRow[] {
     const kinds = KINDS.flatMap((kind, i) => (sources.includes(kind.source) && GROUP_SOURCES[this.group].includes(kind.source) ? [i] : []));
     if (kinds.length === 0) return [];
     const inDirs = dirs ? `AND f.dir IN (${dirs.map(() => "?").join(", ")})` : "";
+    const ofCwd = cwd === undefined ? "" : "AND f.cwd = ?";
     const rows = this.#db.selectArrays(
-      `SELECT f.dir, f.name, f.session_id, d.kind, d.part, d.line_offset, d.line_length, fts.rank
+      `SELECT f.dir, f.name, f.session_id, f.dialect, d.kind, d.part, d.line_offset, d.line_length, fts.rank
          FROM fts JOIN docs d ON d.id = fts.rowid JOIN files f ON f.id = d.file
-        WHERE fts MATCH ? AND d.kind IN (${kinds.join(", ")}) ${inDirs}
+        WHERE fts MATCH ? AND d.kind IN (${kinds.join(", ")}) ${inDirs} ${ofCwd}
         ORDER BY fts.rank LIMIT ?`,
-      [match, ...(dirs ?? []), limit],
-    ) as [string, string, string, number, number, number, number, number][];
-    return rows.map(([dir, name, sessionId, kind, part, lineOffset, lineLength, rank]) => ({
+      [match, ...(dirs ?? []), ...(cwd === undefined ? [] : [cwdKey(cwd)]), limit],
+    ) as [string, string, string, string, number, number, number, number, number][];
+    return rows.map(([dir, name, sessionId, dialect, kind, part, lineOffset, lineLength, rank]) => ({
       path: joinPath(dir, name),
       sessionId,
+      dialect,
       role: KINDS[kind]!.role,
       source: KINDS[kind]!.source,
       part,

@@ -8,14 +8,18 @@
  */
 import { splitGluedObjects } from "../format/jsonl-reader.js";
 import type { StoragePort } from "../port.js";
+import type { SessionDialect } from "../format/dialect.js";
+import { decode } from "../session/file-resume.js";
 import { sessionDirListings, type DirListing } from "../session/listing.js";
 import { GROUP_SOURCES, SearchIndex, type CandidateRow, type RefreshCounter, type SourceGroup } from "./search-index.js";
 import { parseQuery, snippetOf, unitPattern, type QueryUnit } from "./query.js";
 import { DEFAULT_SOURCES, entryTexts, SEARCH_SOURCES, type SearchSource } from "./text.js";
 
 export interface SearchOptions {
-  /** Only the sessions of this directory (e.g. `sessionDirFor(cwd)`); default: every directory under sessions/. */
+  /** Only the sessions of this directory (e.g. `sessionDirFor(cwd)`); default: every project's. */
   dir?: string;
+  /** Only sessions whose header cwd is this one (a flat seed-003 store holds every project's). */
+  cwd?: string;
   /** Which texts to search (default user and assistant text; add "thinking", "tool" for more). */
   sources?: readonly SearchSource[];
   /** Hits to return, best first (default 50). */
@@ -68,7 +72,7 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   const needsCheck = parsed.units.some((unit) => unit.tokens.length > 1);
   let want = Number.isFinite(limit) ? limit * (needsCheck ? CANDIDATES_PER_HIT : 1) : -1;
   for (;;) {
-    const rows = indexes.flatMap((index) => index.candidates(match, sources, dirs, want)).sort((a, b) => a.rank - b.rank);
+    const rows = indexes.flatMap((index) => index.candidates(match, sources, dirs, options.cwd, want)).sort((a, b) => a.rank - b.rank);
     const exhausted = want < 0 || rows.length < want;
     const hits = await checkCandidates(storage, exhausted ? rows : rows.slice(0, want), parsed.units, limit);
     if (hits.length >= limit || exhausted) return hits.slice(0, limit);
@@ -112,7 +116,8 @@ async function checkCandidates(storage: StoragePort, rows: CandidateRow[], units
     if (hits.length >= limit) break;
     const bytes = await storage.read(row.path, { offset: row.lineOffset, length: row.lineLength }).catch(() => null);
     if (!bytes) continue;
-    const record = recordOfLine(decoder.decode(bytes), row.part);
+    const raw = recordOfLine(decoder.decode(bytes), row.part);
+    const record = raw && decode(row.dialect as SessionDialect, raw);
     const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
     if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
     hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, units), score: -row.rank });

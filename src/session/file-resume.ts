@@ -3,9 +3,11 @@
  * whose size and mtime are unchanged needs nothing; one that grew is read from the offset the last
  * pass reached; one whose header changed, or whose bytes before that offset changed (a rewrite),
  * is read again from the start. The catalog and the search index keep one `ReadPoint` per file
- * and both go through here.
+ * and both go through here. Records come out canonical: a file in another dialect (seed 003, told
+ * by its header) is decoded here.
  */
 import { bytesToBase64 } from "../blobs/base64.js";
+import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
 import { scanJsonl, type LineSpan } from "../format/jsonl-reader.js";
 import type { StoragePort } from "../port.js";
 
@@ -58,8 +60,27 @@ export function isUnchanged(previous: ReadPoint | undefined, file: { size: numbe
   return previous !== undefined && previous.size === file.size && previous.mtimeMs === file.mtimeMs;
 }
 
+/** The dialect a header line declares; pi's when it declares none (a reader then rejects the file). */
+export function dialectOfLine(line: string): SessionDialect {
+  try {
+    return detectDialect(JSON.parse(line)) ?? "pi";
+  } catch {
+    return "pi";
+  }
+}
+
+/** A record of a file in `dialect`, canonical; one that cannot be decoded counts as nothing. */
+export function decode(dialect: SessionDialect, record: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return decodeRecord(dialect, record);
+  } catch (error) {
+    if (error instanceof DialectError) return {};
+    throw error;
+  }
+}
+
 /**
- * Reads what `previous` has not seen and feeds its records, in order, to `onRecord`. Before the
+ * Reads what `previous` has not seen and feeds its records (canonical), in order, to `onRecord`. Before the
  * first record it calls `onStart(fromStart)`: with true the caller must drop what it kept for the
  * file. Returns null when the file is gone. Call only when `isUnchanged` is false.
  */
@@ -79,7 +100,8 @@ export async function readSince(
     (await fingerprintAt(storage, path, previous.offset)) === previous.fingerprint;
   const start = resume ? previous.offset : 0;
   onStart(!resume);
-  const scan = await scanJsonl(storage, path, (record, _line, _text, at) => onRecord(record, at), { offset: start });
+  const dialect = dialectOfLine(header);
+  const scan = await scanJsonl(storage, path, (record, _line, _text, at) => onRecord(decode(dialect, record), at), { offset: start });
   if (scan === null) return null;
   // A complete last line without "\n" is already read: resume after it (whoever appends next
   // starts with a newline or glues a line, and both read right from there).

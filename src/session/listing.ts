@@ -5,12 +5,12 @@
  * again in full. A warm listing reads one catalog file per directory: O(sessions), not O(text).
  */
 import { z } from "zod";
-import { scanJsonl } from "../format/jsonl-reader.js";
-import { sessionHeaderSchema } from "../format/schema.js";
+import { detectDialect } from "../format/dialect.js";
+import { decodeHeader } from "../format/session-file.js";
 import type { SessionInfo } from "../format/types.js";
 import { joinPath, type DirEntry, type StoragePort } from "../port.js";
 import { isUnchanged, readFirstLine, readSince, type ReadPoint } from "./file-resume.js";
-import { SESSIONS_DIR } from "./paths.js";
+import { sameCwd, SESSIONS_DIR } from "./paths.js";
 import { addRecord, emptySummary, toSessionInfo, type FullText, type SessionSummary } from "./session-info.js";
 
 export interface ListOptions {
@@ -22,10 +22,12 @@ export interface ListOptions {
    * (default false: the catalog's summary, first message capped at 4,096 characters).
    */
   withText?: boolean;
+  /** Only sessions whose header cwd is this one (a flat store holds every project's sessions). */
+  cwd?: string;
 }
 
 export const CATALOG_DIR = ".sessionkit/catalog";
-const CATALOG_VERSION = 3;
+const CATALOG_VERSION = 4;
 const CONCURRENCY = 8;
 
 const readPointShape = { size: z.number(), mtimeMs: z.number(), offset: z.number(), header: z.string(), fingerprint: z.string() };
@@ -73,7 +75,7 @@ async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, 
 async function readFullText(storage: StoragePort, path: string): Promise<FullText> {
   const summary = emptySummary();
   const full: FullText = { allMessagesText: "", firstMessage: "" };
-  await scanJsonl(storage, path, (record) => addRecord(summary, record, full));
+  await readSince(storage, path, { size: 0, mtimeMs: 0 }, undefined, () => {}, (record) => addRecord(summary, record, full));
   return full;
 }
 
@@ -101,11 +103,18 @@ async function sessionFilesOf(storage: StoragePort, dir: string): Promise<DirLis
   return { dir, files: entries.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl")) };
 }
 
-/** The session files of one directory, or of every directory under `sessions/` (`dir` undefined). */
+/**
+ * The session files of one directory, or (`dir` undefined) of every project: each directory under
+ * `sessions/` (pi's layout) and the files directly in it (a flat seed-003 store).
+ */
 export async function sessionDirListings(storage: StoragePort, dir?: string): Promise<DirListing[]> {
   if (dir !== undefined) return [await sessionFilesOf(storage, dir)];
-  const dirs = (await storage.list(SESSIONS_DIR)).filter((e) => e.kind === "dir");
-  return Promise.all(dirs.map((d) => sessionFilesOf(storage, joinPath(SESSIONS_DIR, d.name))));
+  const children = await storage.list(SESSIONS_DIR);
+  const dirs = children.filter((e) => e.kind === "dir");
+  const listings = await Promise.all(dirs.map((d) => sessionFilesOf(storage, joinPath(SESSIONS_DIR, d.name))));
+  const flat = children.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl"));
+  if (flat.length > 0) listings.unshift({ dir: SESSIONS_DIR, files: flat });
+  return listings;
 }
 
 async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListOptions): Promise<SessionInfo[]> {
@@ -133,7 +142,7 @@ async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListO
       if (!entry) return;
       if (entry !== previous) changed = true;
       next[file.name] = entry;
-      if (entry.summary.valid) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs, full));
+      if (entry.summary.valid && (options.cwd === undefined || sameCwd(entry.summary.cwd, options.cwd))) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs, full));
     });
     if (useCatalog && changed) {
       // Best effort: the catalog is a cache (its store may be read-only); results stand without it.
@@ -149,23 +158,34 @@ export async function listSessions(storage: StoragePort, dir: string, options: L
   return listDirs(storage, await sessionDirListings(storage, dir), options);
 }
 
-/** Sessions in every directory under `sessions/`, most recently modified first. */
+/**
+ * Sessions of every project, most recently modified first: those in each directory under
+ * `sessions/` (pi's layout) and those directly in it (a flat seed-003 store).
+ */
 export async function listAllSessions(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
   return listDirs(storage, await sessionDirListings(storage), options);
 }
 
-/** The most recently modified file of `dir` (by mtime) whose first line is a session header. */
-export async function findMostRecentSession(storage: StoragePort, dir: string): Promise<string | null> {
+/**
+ * The most recently modified file of `dir` (by mtime) whose first line is a session header (of
+ * `cwd`, when given: a flat store holds every project's sessions).
+ */
+export async function findMostRecentSession(storage: StoragePort, dir: string, options: { cwd?: string } = {}): Promise<string | null> {
   const { files } = await sessionFilesOf(storage, dir);
   const sorted = files.slice().sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const file of sorted) {
     const path = joinPath(dir, file.name);
     const firstLine = await readFirstLine(storage, path); // a storage failure is not "no session"
+    let header;
     try {
-      if (sessionHeaderSchema.safeParse(JSON.parse(firstLine)).success) return path;
+      const record = JSON.parse(firstLine) as Record<string, unknown>;
+      const dialect = detectDialect(record);
+      header = dialect === null ? null : decodeHeader(dialect, record);
     } catch {
-      // not JSON: not a session
+      continue; // not JSON: not a session
     }
+    if (!header?.success) continue;
+    if (options.cwd === undefined || sameCwd(typeof header.data.cwd === "string" ? header.data.cwd : "", options.cwd)) return path;
   }
   return null;
 }

@@ -1,7 +1,8 @@
 /**
  * pi's SessionInfo, computed incrementally: records are fed in file order, from the start or
  * from where the last pass stopped (files are append-only). The summary is bounded (a catalog
- * keeps it for every session): the first message and the name are capped, and the text of all
+ * keeps it for every session): the first message, the name and oh-my-pi's title and short summary
+ * are capped, and the text of all
  * messages (pi's allMessagesText) is collected only when a caller asks for it (`FullText`).
  */
 import type { SessionInfo } from "../format/types.js";
@@ -20,6 +21,10 @@ export interface SessionSummary {
   parentSessionPath?: string;
   /** Latest session_info name ("" = cleared), undefined when there is none; at most NAME_CAP chars. */
   name?: string;
+  /** oh-my-pi: the header's title (at most FIRST_MESSAGE_CAP chars). */
+  title?: string;
+  /** oh-my-pi: the last compaction's shortSummary (the listing title when there is no title; capped likewise). */
+  shortSummary?: string;
   messageCount: number;
   /** The first user message with text, at most FIRST_MESSAGE_CAP chars. */
   firstMessage: string;
@@ -50,11 +55,15 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
     summary.cwd = typeof record.cwd === "string" ? record.cwd : "";
     summary.headerTimestamp = record.timestamp;
     if (record.parentSession !== undefined) summary.parentSessionPath = record.parentSession as string;
+    if (typeof record.title === "string" && record.title.trim()) summary.title = record.title.trim().slice(0, FIRST_MESSAGE_CAP);
     return;
   }
   if (!summary.valid) return;
   if (record.type === "session_info") {
     summary.name = typeof record.name === "string" ? record.name.trim().slice(0, NAME_CAP) : "";
+  }
+  if (record.type === "compaction") {
+    summary.shortSummary = typeof record.shortSummary === "string" ? record.shortSummary.trim().slice(0, FIRST_MESSAGE_CAP) || undefined : undefined;
   }
   if (record.type !== "message") return;
   summary.messageCount++;
@@ -104,6 +113,7 @@ export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: nu
     id: summary.id,
     cwd: summary.cwd,
     name: summary.name || undefined,
+    title: summary.title ?? summary.shortSummary,
     parentSessionPath: summary.parentSessionPath,
     created: new Date(summary.headerTimestamp as string),
     modified,

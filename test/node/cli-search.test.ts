@@ -3,7 +3,7 @@
  * the API returns; progress for a cold index on stderr, none under --json on a pipe.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +16,11 @@ let root: string;
 let cliBundle: string;
 const sk = (...args: string[]): Promise<CliResult> => runCli(cliBundle, ["--root", root, ...args]);
 const json = (value: unknown) => JSON.parse(JSON.stringify(value));
+/** What the CLI prints for a hit, a session or a prompt of the store at `root`: an absolute path, the agent and the store. */
+const inStore = <T extends object>(items: T[]) =>
+  json(items.map((item) => ({ ...item, ...("path" in item ? { path: join(root, ...(item.path as string).split("/")) } : {}), agent: "pi", store: root })));
+/** The CLI's cache (XDG_CACHE_HOME of the runner): where the index of the store is kept. */
+const dropCache = () => rm(join(dir, "cache"), { recursive: true, force: true });
 
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 
@@ -41,18 +46,19 @@ afterAll(async () => {
 
 describe("sessionkit search", () => {
   it("--json prints the API's hits; a cold index under --json on a pipe prints no progress", async () => {
-    await rm(join(root, SEARCH_DIR), { recursive: true, force: true });
+    await dropCache();
     const printed = await sk("search", "zqlantern", "--all", "--json");
     expect(printed.code).toBe(0);
     expect(printed.stderr).toBe("");
+    await expect(stat(join(root, SEARCH_DIR))).rejects.toThrow(); // the agent's folder is only read
     const storage = nodeFsStorage({ root });
-    expect(JSON.parse(printed.stdout)).toEqual(json(await searchSessions(storage, "zqlantern")));
+    expect(JSON.parse(printed.stdout)).toEqual(inStore(await searchSessions(storage, "zqlantern")));
     expect(JSON.parse(printed.stdout)).toHaveLength(9);
     await storage.close();
   });
 
   it("without --json, a cold index of many files reports files and bytes on stderr; a warm one is silent", async () => {
-    await rm(join(root, SEARCH_DIR), { recursive: true, force: true });
+    await dropCache();
     const cold = await sk("search", "zqkettle", "--all", "--limit", "5");
     expect(cold.code).toBe(0);
     expect(cold.stderr).toMatch(/sessionkit: search: 60\/60 session files indexed \(\d+(\.\d)? of \d+(\.\d)? MB\)/);
@@ -65,7 +71,7 @@ describe("sessionkit search", () => {
   it("--cwd limits to one project, --source searches thinking and tool output, phrases and prefixes", async () => {
     const even = JSON.parse((await sk("search", "zqlantern", "--cwd", "/work/even", "--json")).stdout) as { path: string }[];
     expect(even.length).toBeGreaterThan(0);
-    expect(even.every((hit) => hit.path.startsWith("sessions/--work-even--/"))).toBe(true);
+    expect(even.every((hit) => hit.path.startsWith(join(root, "sessions/--work-even--/")))).toBe(true);
     expect(JSON.parse((await sk("search", "zqhidden", "--all", "--json")).stdout)).toEqual([]);
     expect(JSON.parse((await sk("search", "zqhidden", "--all", "--source", "thinking", "--limit", "100", "--json")).stdout)).toHaveLength(60);
     expect(JSON.parse((await sk("search", "zqoutput", "--all", "--source", "all", "--limit", "100", "--json")).stdout)).toHaveLength(60);
@@ -93,7 +99,7 @@ describe("sessionkit ls --with-text", () => {
     const withText = JSON.parse((await sk("ls", "--all", "--with-text", "--json")).stdout) as Record<string, unknown>[];
     expect(withText.every((info) => typeof info.allMessagesText === "string" && (info.allMessagesText as string).includes("zqkettle boils"))).toBe(true);
     const storage = nodeFsStorage({ root });
-    expect(withText).toEqual(json(await SessionManager.listAll(storage, { withText: true })));
+    expect(withText).toEqual(inStore(await SessionManager.listAll(storage, { withText: true })));
     await storage.close();
   });
 });
@@ -113,7 +119,7 @@ describe("sessionkit history", () => {
     history.add("fix the failing release build", "/work/odd");
     await history.flush();
     const all = await sk("history", "--json");
-    expect(JSON.parse(all.stdout)).toEqual(json((await PromptHistory.open(storage)).recent(50)));
+    expect(JSON.parse(all.stdout)).toEqual(inStore((await PromptHistory.open(storage)).recent(50)));
     expect((JSON.parse(all.stdout) as { prompt: string }[]).map((e) => e.prompt)).toEqual(["fix the failing release build", "write the release notes", "refactor the parser"]);
     const found = await sk("history", "rel", "--json");
     expect((JSON.parse(found.stdout) as { prompt: string }[]).map((e) => e.prompt)).toEqual(["fix the failing release build", "write the release notes"]);
@@ -126,7 +132,7 @@ describe("sessionkit history", () => {
     await writeFile(join(root, "history.db"), "not a database at all".repeat(100));
     const result = await sk("history", "--json");
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^sessionkit: history: history\.db: not a SQLite database \(bad header\) \(its prompts are left out\)\n$/);
+    expect(result.stderr).toBe(`sessionkit: history: ${join(root, "history.db")}: not a SQLite database (bad header) (its prompts are left out)\n`);
     expect((JSON.parse(result.stdout) as { prompt: string }[]).map((e) => e.prompt)).toEqual(["fix the failing release build"]);
   });
 });

@@ -406,6 +406,28 @@ describe("search: the index", () => {
     await other.close?.();
   });
 
+  it("a flat seed-003 store: its records decoded, sessions of one cwd by the header's cwd", async () => {
+    const root = await mkdtemp(join(tmpdir(), "sk-search-seed003-"));
+    const storage = nodeFsStorage({ root });
+    const made: { path: string; cwd: string; entryId: string }[] = [];
+    for (const cwd of ["/work/a", "/work/a/", "/work/b"]) {
+      const sm = await SessionManager.create(storage, cwd, { layout: "seed003" });
+      const entryId = sm.appendMessage({ role: "user", content: `zqoperator question from ${cwd}`, timestamp: Date.now() });
+      sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "zqoperator answer" }], api: "x", provider: "x", model: "x", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: Date.now() });
+      await sm.flush();
+      made.push({ path: sm.getSessionFile()!, cwd, entryId });
+      await sm.close();
+    }
+    expect(made.every((session) => session.path.startsWith("sessions/") && session.path.split("/").length === 2)).toBe(true);
+    expect((await readFile(join(root, made[0]!.path), "utf8")).split("\n")[0]).toContain('"session_header"');
+    const all = await searchSessions(storage, "zqoperator question", { limit: Infinity });
+    expect(all.map((hit) => [hit.path, hit.entryId, hit.role]).sort()).toEqual(made.map((session) => [session.path, session.entryId, "user"]).sort());
+    const inA = await searchSessions(storage, "zqoperator", { dir: "sessions", cwd: "/work/a", limit: Infinity });
+    expect(sessionsOf(inA)).toEqual(new Set([made[0]!.path, made[1]!.path]));
+    await storage.close?.();
+    await rm(root, { recursive: true, force: true });
+  });
+
   it("--cwd: only the sessions of one directory", async () => {
     const storage = nodeFsStorage({ root: store.root });
     const word = store.vocab.text[3]!;
