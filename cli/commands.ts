@@ -13,6 +13,7 @@ import { readingStorage } from "./store-cache.js";
 import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
+import { serveCommand } from "./serve/command.js";
 import { historyCommand, searchCommand } from "./search.js";
 
 export interface Io {
@@ -107,7 +108,7 @@ export async function lookupContext(run: Run) {
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
 export type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, search: searchCommand, history: historyCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand };
 
 async function ls(run: Run): Promise<number> {
   const stores = await run.stores();

@@ -35,5 +35,6 @@ export { SEARCH_DIR, type RefreshCounter as SearchIndexProgress } from "./search
 export { PromptHistory, PROMPT_HISTORY_FILE, clampLimit, type PromptHistoryOptions } from "./history/prompt-history.js";
 export { readHistoryDb, HistoryError, HISTORY_DB, type HistoryEntry, type HistoryErrorCode } from "./history/history-db.js";
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
+export { SessionTail, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow, type TailRead } from "./session/follow.js";
 export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
 export * from "./archive/index.js";

@@ -30,6 +30,8 @@ export interface LoadedSessionFile {
   migratedFrom: number | null;
   problems: LineProblem[];
   tail: JsonlTail;
+  /** Where the complete lines end (an unterminated last line starts here), and how many lines that is: where following resumes. */
+  extent: { completeBytes: number; completeLines: number };
   /** Entries whose line holds a blob ref (the only ones that need resolving). */
   entriesWithBlobRefs: ReadonlySet<SessionEntry>;
 }
@@ -95,7 +97,18 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     }
   }
   problems.sort((a, b) => a.line - b.line);
-  return { kind: "session", dialect, header: header.data as SessionHeader, entries, entryLines, migratedFrom, problems, tail: scan.tail, entriesWithBlobRefs };
+  return {
+    kind: "session",
+    dialect,
+    header: header.data as SessionHeader,
+    entries,
+    entryLines,
+    migratedFrom,
+    problems,
+    tail: scan.tail,
+    extent: { completeBytes: scan.completeBytes, completeLines: scan.completeLines },
+    entriesWithBlobRefs,
+  };
 }
 
 function entryIdOf(record: Record<string, unknown>): { entryId?: string } {

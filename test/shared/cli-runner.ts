@@ -24,6 +24,12 @@ export interface CliOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * An ESM bundle holding CommonJS packages (ws) needs a `require` for their `require("events")`;
+ * ws's optional native helpers stay out (ws runs without them).
+ */
+export const ESM_BUNDLE_OF_CJS = { banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' } };
+
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
   const bundle = join(dir, "sessionkit.mjs");
@@ -34,7 +40,9 @@ export async function bundleCli(dir: string): Promise<string> {
     platform: "node",
     format: "esm",
     target: "node20",
+    external: ["bufferutil", "utf-8-validate"],
     logLevel: "silent",
+    ...ESM_BUNDLE_OF_CJS,
     // SQLite's WASM build finds sqlite3.wasm beside its own module: load it from the package.
     plugins: [
       {
