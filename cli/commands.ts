@@ -14,6 +14,7 @@ import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSession
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 import { serveCommand } from "./serve/command.js";
+import { historyCommand, searchCommand } from "./search.js";
 
 export interface Io {
   stdout(text: string): void;
@@ -107,7 +108,7 @@ export async function lookupContext(run: Run) {
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
 export type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand };
 
 async function ls(run: Run): Promise<number> {
   const stores = await run.stores();
@@ -118,9 +119,8 @@ async function ls(run: Run): Promise<number> {
     const storage = readingStorage(store.root, run.io.env, run.home);
     const progress = listingProgress(run.io.stderr, stores.length > 1 ? `sessionkit: ls: ${store.label}` : "sessionkit: ls");
     try {
-      const infos = run.args.all
-        ? await SessionManager.listAll(storage, { onProgress: progress.onProgress })
-        : await SessionManager.list(storage, cwd, { onProgress: progress.onProgress, layout: store.layout });
+      const options = { onProgress: progress.onProgress, withText: run.args.withText };
+      const infos = run.args.all ? await SessionManager.listAll(storage, options) : await SessionManager.list(storage, cwd, { ...options, layout: store.layout });
       for (const info of infos) listed.push({ ...info, path: nodePath.join(store.root, ...info.path.split("/")), agent: store.agent, store: store.root });
     } finally {
       progress.done();

@@ -33,7 +33,26 @@ export const ESM_BUNDLE_OF_CJS = { banner: { js: 'import { createRequire as __cr
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
   const bundle = join(dir, "sessionkit.mjs");
-  await build({ entryPoints: [join(REPO, "cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", external: ["bufferutil", "utf-8-validate"], logLevel: "silent", ...ESM_BUNDLE_OF_CJS });
+  await build({
+    entryPoints: [join(REPO, "cli/main.ts")],
+    outfile: bundle,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: ["bufferutil", "utf-8-validate"],
+    logLevel: "silent",
+    ...ESM_BUNDLE_OF_CJS,
+    // SQLite's WASM build finds sqlite3.wasm beside its own module: load it from the package.
+    plugins: [
+      {
+        name: "sqlite-wasm-in-place",
+        setup(pluginBuild) {
+          pluginBuild.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: join(REPO, "node_modules/@sqlite.org/sqlite-wasm/dist/node.mjs"), external: true }));
+        },
+      },
+    ],
+  });
   return bundle;
 }
 
