@@ -46,7 +46,9 @@ Commands:
       --dry-run                  check and plan everything, write nothing; the summary is the same
   serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
                                  Ctrl+C; prints the URL to open (it holds a random access token).
-                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only
+                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only;
+                                 without --root, every agent's store found (or --agent's)
+      --agent-stores             with --root: also every agent's store found (or --agent's)
       --write                    allow changes (appends, writes, writer locks)
       --port N                   default 4174 (0: any free port)
       --host ADDR                listen on another interface (warns unless it is a loopback one)
@@ -106,6 +108,8 @@ export interface ParsedCommand {
   host: string | undefined;
   write: boolean;
   allowOrigins: string[];
+  /** serve --agent-stores: every agent's store found besides each --root. */
+  agentStores: boolean;
   /** export --html: a self-contained HTML file instead of an archive. */
   html: boolean;
   /** ls --with-text. */
@@ -128,7 +132,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   migrate: [],
   export: ["output", "leaf", "no-blobs", "force", "html"],
   import: ["on-conflict", "dry-run"],
-  serve: ["port", "host", "write", "allow-origin"],
+  serve: ["port", "host", "write", "allow-origin", "agent-stores"],
   search: ["all", "cwd", "source", "limit"],
   history: ["limit"],
 };
@@ -173,6 +177,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         host: { type: "string" },
         write: { type: "boolean" },
         "allow-origin": { type: "string", multiple: true },
+        "agent-stores": { type: "boolean" },
         html: { type: "boolean" },
         "with-text": { type: "boolean" },
         source: { type: "string" },
@@ -252,6 +257,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     host: values.host,
     write: values.write ?? false,
     allowOrigins: values["allow-origin"] ?? [],
+    agentStores: values["agent-stores"] ?? false,
     html: values.html ?? false,
     withText: values["with-text"] ?? false,
     sources,

@@ -1,33 +1,104 @@
 /**
- * `npm start`: builds the viewer (web-demo/dist) when its sources are newer than the build, then
- * serves the build on 127.0.0.1 (a free port, or $PORT) and prints the URL. This is the static
- * mode: sessions live in the browser (IndexedDB or OPFS; import by picker or drop). The served
- * mode over the user's agent stores comes with `sessionkit serve` (see web-demo/README.md).
+ * `npm start`: builds what is out of date (the CLI: `npm run build`; the viewer: `vite build
+ * web-demo`), builds the sample store on first run (samples/store, scripts/build-samples.ts),
+ * then runs `sessionkit serve --agent-stores --root samples/store`: the user's agent stores
+ * (read-only) and the samples, on 127.0.0.1:4174 (a free port when that one is taken). Its one
+ * stdout line is serve's URL; progress goes to stderr. Arguments after `--` go to serve
+ * (`npm start -- --port 0`, `npm start -- --write`). Ctrl+C stops the server, then this.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build, preview } from "vite";
+import { build } from "vite";
+import { buildSamples } from "./build-samples.js";
 
-const viewer = fileURLToPath(new URL("../web-demo", import.meta.url));
-const config = join(viewer, "vite.config.ts");
-const built = join(viewer, "dist", "index.html");
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const SAMPLES = join(REPO, "samples", "store");
+const DEFAULT_PORT = 4174;
+const say = (text: string) => void process.stderr.write(`npm start: ${text}\n`);
 
-/** The newest modification time below `dir`. */
-function newest(dir: string): number {
+/** The newest modification time of the files at or below `paths` (0 when none exist). */
+function newest(...paths: string[]): number {
   let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  for (const path of paths) {
+    const info = statSync(path, { throwIfNoEntry: false });
+    if (!info) continue;
+    if (!info.isDirectory()) latest = Math.max(latest, info.mtimeMs);
+    else for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)));
   }
   return latest;
 }
 
-const sources = Math.max(newest(join(viewer, "src")), newest(fileURLToPath(new URL("../src", import.meta.url))), statSync(config).mtimeMs);
-if (!existsSync(built) || statSync(built).mtimeMs < sources) {
-  process.stdout.write("building the viewer…\n");
-  await build({ configFile: config, logLevel: "warn" });
+/** True when `output` is missing or older than any of `inputs`. */
+function stale(output: string, inputs: string[]): boolean {
+  const built = statSync(output, { throwIfNoEntry: false });
+  return !built || built.mtimeMs < newest(...inputs.map((input) => join(REPO, input)));
 }
-const server = await preview({ configFile: config, preview: { host: "127.0.0.1", port: Number(process.env.PORT ?? 0), strictPort: process.env.PORT !== undefined, open: false } });
-const url = server.resolvedUrls?.local[0];
-process.stdout.write(`sessionkit viewer: ${url}\n`);
+
+function run(command: string, args: string[]): Promise<void> {
+  // Build output goes to stderr: stdout carries only the URL.
+  const child = spawn(command, args, { cwd: REPO, stdio: ["ignore", process.stderr, "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code, signal) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(" ")} failed (${signal ?? `exit ${code}`})`))));
+  });
+}
+
+/** Whether nothing listens on `port` of 127.0.0.1 now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+}
+
+const started = performance.now();
+const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+
+// The CLI: `npm run build` (dist/, the bin package.json names) when its sources changed.
+const bin = join(REPO, (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { bin: { sessionkit: string } }).bin.sessionkit);
+const cliInputs = ["src", "adapters", "cli", "web-demo/src/export", "web-demo/app-csp.ts", "scripts/cli-bundle.ts", "package.json", "tsconfig.json", "tsconfig.build.json"];
+if (stale(bin, cliInputs)) {
+  say("building the CLI (npm run build)…");
+  await run(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build"]);
+}
+
+// The viewer: web-demo/dist when its sources (or the core it bundles) changed.
+const viewer = join(REPO, "web-demo");
+if (stale(join(viewer, "dist", "index.html"), ["web-demo/src", "web-demo/index.html", "web-demo/export.html", "web-demo/vite.config.ts", "web-demo/app-csp.ts", "src", "adapters", "package.json"])) {
+  say("building the viewer (vite build web-demo)…");
+  await build({ configFile: join(viewer, "vite.config.ts"), logLevel: "warn" });
+}
+
+// The sample store, once: built aside and moved into place, so an interrupted build leaves none.
+if (!existsSync(SAMPLES)) {
+  say("building the sample store (samples/store)…");
+  await mkdir(join(REPO, "samples"), { recursive: true });
+  const aside = await mkdtemp(join(REPO, "samples", ".store-"));
+  try {
+    await buildSamples(aside);
+    await rename(aside, SAMPLES);
+  } finally {
+    await rm(aside, { recursive: true, force: true });
+  }
+}
+
+const extra = process.argv.slice(2);
+const port = extra.includes("--port") ? [] : ["--port", String((await portIsFree(DEFAULT_PORT)) ? DEFAULT_PORT : 0)];
+say(`ready in ${seconds()}; starting sessionkit serve`);
+// Its own process group: a Ctrl+C reaches it once, from here (npm and tsx relay signals too).
+const serve = spawn(process.execPath, [bin, "serve", "--agent-stores", "--root", SAMPLES, ...port, ...extra], { cwd: REPO, stdio: "inherit", detached: true });
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  serve.kill("SIGINT");
+};
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
+process.on("exit", () => serve.exitCode === null && serve.kill("SIGINT"));
+const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => serve.once("exit", (code, signal) => resolve([code, signal])));
+process.exitCode = code ?? (signal ? 1 : 0);

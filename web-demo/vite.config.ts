@@ -12,23 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, defineConfig, type Plugin } from "vite";
+import { APP_CSP, APP_CSP_HEADER } from "./app-csp.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const cacheDir = fileURLToPath(new URL("../node_modules/.vite-viewer", import.meta.url));
-
-/** The served app's policy: its own files only; images also from data: and blob: URLs (session images). */
-export const APP_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join("; ");
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
 
@@ -68,6 +55,8 @@ function exportTemplate(): Plugin {
             modulePreload: false,
             cssCodeSplit: false,
             assetsInlineLimit: Number.MAX_SAFE_INTEGER,
+            // One file by design (the viewer and its libraries): no chunk to split off.
+            chunkSizeWarningLimit: 4096,
             rolldownOptions: { input: join(root, "export.html"), output: { codeSplitting: false } },
           },
         });
@@ -115,5 +104,6 @@ export default defineConfig({
   worker: { format: "es" },
   plugins: [appCsp(), exportTemplate()],
   server: { host: "127.0.0.1", port: 4174, strictPort: true },
-  preview: { host: "127.0.0.1", port: 4174, strictPort: true },
+  // As `sessionkit serve` sends it.
+  preview: { host: "127.0.0.1", port: 4174, strictPort: true, headers: { "Content-Security-Policy": APP_CSP_HEADER } },
 });

@@ -1,7 +1,9 @@
 /** `sessionkit serve`: the viewer and the storage rpc over HTTP until Ctrl+C. */
 import { existsSync, readFileSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
+import { discoverAgentStores } from "../agent-stores.js";
 import type { Run } from "../commands.js";
 import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
@@ -10,16 +12,24 @@ import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;
-  // --root (repeatable), else every agent's store found on this machine (only --agent's, when given).
+  // Every agent's store found (only --agent's) without --root or with --agent-stores, and each --root.
   const stores: StoreConfig[] = [];
-  if (args.roots.length > 0) {
-    for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
-      await requireDirectory(root);
-      stores.push({ root, cacheDir: storeCacheDir(root, io.env, run.home) });
-    }
-  } else {
-    for (const store of await run.stores()) stores.push({ root: store.root, label: store.label, agent: store.agent, cacheDir: storeCacheDir(store.root, io.env, run.home) });
+  const served = new Set<string>();
+  const add = async ({ root, label, agent }: StoreConfig) => {
+    const real = await realpath(root).catch(() => root);
+    if (served.has(real)) return; // a --root that is also an agent's store: once, as the agent's
+    served.add(real);
+    stores.push({ root, label, agent, cacheDir: storeCacheDir(root, io.env, run.home) });
+  };
+  if (args.roots.length === 0) {
+    for (const store of await run.stores()) await add(store);
     if (stores.length === 0) throw new CliError("no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
+  } else if (args.agentStores) {
+    for (const store of await discoverAgentStores({ home: run.home, env: io.env })) if (args.agent === undefined || store.agent === args.agent) await add(store);
+  }
+  for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
+    await requireDirectory(root);
+    await add({ root });
   }
   const host = args.host ?? "127.0.0.1";
   const port = args.port ?? 4174;

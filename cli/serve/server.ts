@@ -22,6 +22,7 @@ import { createStorageServer, type ClientConnection, type StorageServer } from "
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL, errorResponse, type RpcResponse, type RpcResponseBatch } from "../../adapters/rpc/protocol.js";
 import { StorageError, checkStoragePath, type StorageErrorCode, type StoragePort } from "../../src/port.js";
+import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
 
 export interface StoreConfig {
@@ -512,6 +513,9 @@ async function sendViewerFile(response: ServerResponse, viewerDir: string | null
     if (urlPath === "/") throw new HttpError(404, `the viewer is not built (no ${file}): run npx vite build web-demo`);
     throw new HttpError(404, `no file ${urlPath}`);
   }
-  response.writeHead(200, { "Content-Type": CONTENT_TYPES[nodePath.extname(file)] ?? "application/octet-stream", ...securityHeaders });
+  const extension = nodePath.extname(file);
+  // The page's policy as a header too: it adds frame-ancestors, which a meta tag cannot set.
+  const policy = extension === ".html" ? { "Content-Security-Policy": APP_CSP_HEADER } : {};
+  response.writeHead(200, { "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream", ...securityHeaders, ...policy });
   response.end(await readFile(file));
 }

@@ -7,7 +7,7 @@
 import { BlobStore, encodeJsonl, resolveImages, type SessionEntry } from "../../../src/index.js";
 import { loadSession, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
-import { el, formatDate, preview, type Child } from "../render/dom.js";
+import { el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
 import { SessionView, closeImageModal, type SessionAction } from "./session-view.js";
@@ -22,6 +22,8 @@ export interface AppOptions {
   /** Show the list of sessions (an exported file has one session: no list). */
   showList: boolean;
   title: string;
+  /** What the session pane says when no store holds a session. */
+  emptyText?: string;
 }
 
 export class ViewerApp {
@@ -31,6 +33,7 @@ export class ViewerApp {
   #view: SessionView | null = null;
   #open: { storeId: string; path: string } | null = null;
   readonly #listFilter: HTMLInputElement;
+  readonly #storeFilter: HTMLSelectElement;
   readonly #list: HTMLElement;
   readonly #globalSearch: HTMLInputElement;
   readonly #globalResults: HTMLElement;
@@ -44,6 +47,7 @@ export class ViewerApp {
     this.#options = options;
     this.source = options.source;
     this.#listFilter = el("input", { type: "search", id: "session-filter", placeholder: "Filter sessions…", "aria-label": "Filter sessions", autocomplete: "off" });
+    this.#storeFilter = el("select", { id: "store-filter", "aria-label": "Store" });
     this.#list = el("div", { id: "session-list", class: "session-list" });
     this.#globalSearch = el("input", { type: "search", id: "global-search", placeholder: "Search all sessions… (Enter)", "aria-label": "Search all sessions", autocomplete: "off" });
     const includeTools = el("input", { type: "checkbox", id: "global-include-tools" });
@@ -53,7 +57,13 @@ export class ViewerApp {
     const listPane = el(
       "nav",
       { id: "list-pane", class: "list-pane", "aria-label": "Sessions" },
-      el("div", { class: "list-controls" }, this.#listFilter, this.#globalSearch, el("label", { class: "checkbox" }, includeTools, " include tool output")),
+      el(
+        "div",
+        { class: "list-controls" },
+        this.#listFilter,
+        this.#storeFilter,
+        ...(options.source.searchSessions ? [this.#globalSearch, el("label", { class: "checkbox" }, includeTools, " include tool output")] : []),
+      ),
       this.#globalResults,
       this.#list,
     );
@@ -73,6 +83,7 @@ export class ViewerApp {
     bar.querySelector("#sessions-toggle")?.addEventListener("click", () => this.root.classList.toggle("with-list"));
     bar.querySelector("#keys-help")!.addEventListener("click", () => toggleKeysHelp());
     this.#listFilter.addEventListener("input", () => this.#renderList());
+    this.#storeFilter.addEventListener("change", () => this.#renderList());
     this.#globalSearch.addEventListener("keydown", (event) => {
       if (event.key === "Enter") void this.run(() => this.#searchAll(this.#globalSearch.value, includeTools.checked));
     });
@@ -83,8 +94,8 @@ export class ViewerApp {
       void this.run(() => this.openSession(item.dataset.store!, item.dataset.path!, {}));
     });
     this.#globalResults.addEventListener("click", (event) => {
-      const hit = (event.target as Element).closest<HTMLElement>("[data-entry]");
-      if (hit) void this.run(() => this.openSession(hit.dataset.store!, hit.dataset.path!, { targetId: hit.dataset.entry!, leafId: null, openEntry: true }));
+      const hit = (event.target as Element).closest<HTMLElement>("[data-path]");
+      if (hit) void this.run(() => this.openSession(hit.dataset.store!, hit.dataset.path!, hit.dataset.entry ? { targetId: hit.dataset.entry, leafId: null, openEntry: true } : {}));
     });
     document.addEventListener("keydown", (event) => this.#onKey(event));
     window.addEventListener("hashchange", () => void this.run(async () => void (await this.#followAddress())));
@@ -125,7 +136,21 @@ export class ViewerApp {
 
   async refreshList(): Promise<void> {
     this.#sessions = await this.source.listSessions();
+    this.#renderStoreFilter();
     this.#renderList();
+  }
+
+  /** With several stores: a choice of one (each with its agent, place and count) or all. */
+  #renderStoreFilter(): void {
+    const stores = this.source.stores;
+    const chosen = this.#storeFilter.value;
+    this.#storeFilter.hidden = stores.length < 2;
+    const count = (id: string) => this.#sessions.filter((s) => s.storeId === id).length;
+    this.#storeFilter.replaceChildren(
+      el("option", { value: "" }, `All ${stores.length} stores (${this.#sessions.length})`),
+      ...stores.map((store) => el("option", { value: store.id, "data-agent": store.agent }, `${store.label} (${count(store.id)})`)),
+    );
+    this.#storeFilter.value = stores.some((store) => store.id === chosen) ? chosen : "";
   }
 
   /** Opens what the address names, or the newest session. */
@@ -134,7 +159,7 @@ export class ViewerApp {
     if (!(await this.#followAddress())) {
       const first = this.#sessions[0];
       if (first) await this.openSession(first.storeId, first.path, {});
-      else this.#sessionPane.replaceChildren(el("p", { class: "empty" }, "No sessions. Import a .jsonl or .zip file."));
+      else this.#sessionPane.replaceChildren(el("p", { class: "empty" }, this.#options.emptyText ?? "No sessions. Import a .jsonl or .zip file."));
     }
   }
 
@@ -183,7 +208,9 @@ export class ViewerApp {
 
   #renderList(): void {
     const words = this.#listFilter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const storeId = this.#storeFilter.value;
     const shown = this.#sessions.filter((s) => {
+      if (storeId !== "" && s.storeId !== storeId) return false;
       if (words.length === 0) return true;
       const text = `${s.name ?? ""} ${s.firstMessage} ${s.cwd} ${s.id}`.toLowerCase();
       return words.every((w) => text.includes(w));
@@ -223,8 +250,15 @@ export class ViewerApp {
       this.#globalResults.replaceChildren();
       return;
     }
-    this.#globalResults.replaceChildren(el("p", { class: "muted" }, "Searching…"));
-    const hits = await this.source.searchSessions(query, { includeToolOutput, isCurrent: () => seq === this.#searchSeq });
+    const status = el("p", { class: "muted" }, "Searching…");
+    this.#globalResults.replaceChildren(status);
+    const hits = await this.source.searchSessions!(query, {
+      includeToolOutput,
+      isCurrent: () => seq === this.#searchSeq,
+      // The first search, and one after many changes, brings the index up to date first.
+      onProgress: ({ filesDone, filesTotal, bytesDone, bytesTotal }) =>
+        (status.textContent = `Indexing ${filesDone} / ${filesTotal} changed sessions (${formatBytes(bytesDone)} of ${formatBytes(bytesTotal)})…`),
+    });
     if (seq !== this.#searchSeq) return;
     this.#globalResults.replaceChildren(
       el("p", { class: "list-count" }, `${hits.length} ${hits.length === 1 ? "hit" : "hits"} for “${query}”`),
@@ -239,7 +273,7 @@ export class ViewerApp {
       { class: "search-hit" },
       el(
         "button",
-        { type: "button", "data-store": hit.storeId, "data-path": hit.path, "data-entry": hit.entryId },
+        { type: "button", "data-store": hit.storeId, "data-path": hit.path, "data-entry": hit.entryId ?? undefined },
         el("span", { class: "session-title" }, info?.name ?? preview(info?.firstMessage ?? hit.path, 60)),
         el("span", { class: "hit-role" }, hit.role),
         el("span", { class: "hit-snippet" }, hit.snippet),

@@ -1,11 +1,10 @@
 /**
  * Where the viewer's sessions come from: one or more stores, each a StoragePort. The static build
  * keeps one store in the browser (IndexedDB or OPFS); `sessionkit serve` offers the user's agent
- * stores over HTTP (wired by serve-source.ts once the remote issue lands); an exported HTML file
- * holds one session in memory. The app only talks to this interface.
+ * stores over HTTP (serve-source.ts); an exported HTML file holds one session in memory. The app
+ * only talks to this interface.
  */
-import { SessionManager, type SessionInfo, type StoragePort } from "../../../src/index.js";
-import { searchByScanning } from "./scan-search.js";
+import { SessionManager, type SearchIndexProgress, type SessionInfo, type StoragePort } from "../../../src/index.js";
 
 export interface ViewerStore {
   /** Stable within the source: part of links. */
@@ -25,7 +24,8 @@ export interface ListedSession extends SessionInfo {
 export interface SessionSearchHit {
   storeId: string;
   path: string;
-  entryId: string;
+  /** The matching entry; null in a v1 file (its ids come with migration): the hit opens the session. */
+  entryId: string | null;
   /** The matching text, cut around the first match. */
   snippet: string;
   role: string;
@@ -35,48 +35,48 @@ export interface SessionSearchOptions {
   /** Tool output is most of the text: left out unless asked for. */
   includeToolOutput?: boolean;
   limit?: number;
+  /** False once a newer search started: the rest is not needed. */
   isCurrent?: () => boolean;
+  /** How far bringing the index up to date has come (files and bytes that changed since the last search). */
+  onProgress?: (progress: SearchIndexProgress) => void;
 }
 
 export interface StoreSource {
   readonly kind: "static" | "serve" | "embedded";
   readonly stores: readonly ViewerStore[];
   listSessions(): Promise<ListedSession[]>;
-  searchSessions(query: string, options?: SessionSearchOptions): Promise<SessionSearchHit[]>;
+  /** Absent where there is nothing to search across (an exported file's one session). */
+  searchSessions?(query: string, options?: SessionSearchOptions): Promise<SessionSearchHit[]>;
   /** Sessions may change while viewed (another tab, an agent writing): offer following. */
   readonly live: boolean;
   close(): Promise<void>;
 }
 
-/** Search across a source's sessions: an index where there is one (the core's searchSessions), else scan-search.ts. */
-export type SessionSearch = (source: StoreSource, sessions: readonly ListedSession[], query: string, options: SessionSearchOptions) => Promise<SessionSearchHit[]>;
+/** Search across a source's sessions (index-search.ts: the core's searchSessions on each store). */
+export type SessionSearch = (source: StoreSource, query: string, options: SessionSearchOptions) => Promise<SessionSearchHit[]>;
 
 /**
- * A source over stores given as ports: the browser's store (main.ts), an exported file's
- * in-memory store (export-main.ts), and for `sessionkit serve` one read-only http port per agent
- * store with `live` set (following uses the ports' watch). Listing is SessionManager.listAll per
- * store; search is `search` (scanning by default).
+ * A source over stores given as ports: the browser's store (static-mode.ts), an exported file's
+ * in-memory store (export-main.ts), and for `sessionkit serve` one http port per served store
+ * (serve-source.ts), `live` where sessions can change while viewed (following uses the ports'
+ * watch). Listing is SessionManager.listAll per store; search is `search`, when given.
  */
 export class PortStoreSource implements StoreSource {
   readonly kind;
   readonly stores: readonly ViewerStore[];
   readonly live: boolean;
-  readonly #search: SessionSearch;
+  readonly searchSessions?: (query: string, options?: SessionSearchOptions) => Promise<SessionSearchHit[]>;
 
-  constructor(kind: StoreSource["kind"], stores: readonly ViewerStore[], live: boolean, search: SessionSearch = searchByScanning) {
+  constructor(kind: StoreSource["kind"], stores: readonly ViewerStore[], live: boolean, search?: SessionSearch) {
     this.kind = kind;
     this.stores = stores;
     this.live = live;
-    this.#search = search;
+    if (search) this.searchSessions = (query, options = {}) => search(this, query, options);
   }
 
   async listSessions(): Promise<ListedSession[]> {
     const lists = await Promise.all(this.stores.map(async (store) => (await SessionManager.listAll(store.storage)).map((info) => ({ ...info, storeId: store.id }))));
     return lists.flat().sort((a, b) => b.modified.getTime() - a.modified.getTime());
-  }
-
-  async searchSessions(query: string, options: SessionSearchOptions = {}): Promise<SessionSearchHit[]> {
-    return this.#search(this, await this.listSessions(), query, options);
   }
 
   store(id: string): ViewerStore | undefined {

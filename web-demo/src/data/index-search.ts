@@ -1,0 +1,25 @@
+/**
+ * Search across sessions with the core's index (`searchSessions`: SQLite FTS5 kept in each
+ * store's `.sessionkit/search/`, brought up to date from what changed since the last search).
+ * Each store is searched in turn; hits are merged best first. Over `sessionkit serve` the index
+ * lands in the user's cache directory, which serve keeps writable on read-only stores.
+ */
+import { searchSessions, type SearchSource } from "../../../src/index.js";
+import type { SessionSearch, SessionSearchHit } from "./source.js";
+
+const DEFAULT_LIMIT = 200;
+
+export const searchWithIndex: SessionSearch = async (source, query, options) => {
+  const sources: SearchSource[] = options.includeToolOutput ? ["user", "assistant", "tool"] : ["user", "assistant"];
+  const limit = options.limit ?? DEFAULT_LIMIT;
+  const found: (SessionSearchHit & { score: number })[] = [];
+  for (const store of source.stores) {
+    if (options.isCurrent && !options.isCurrent()) break;
+    const hits = await searchSessions(store.storage, query, { sources, limit });
+    for (const hit of hits) found.push({ storeId: store.id, path: hit.path, entryId: hit.entryId, role: hit.role, snippet: hit.snippet, score: hit.score });
+  }
+  return found
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit)
+    .map(({ score: _score, ...hit }) => hit);
+};

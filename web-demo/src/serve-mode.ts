@@ -1,0 +1,36 @@
+/**
+ * The viewer on a page `sessionkit serve` served: every store it offers (the user's agent stores,
+ * and any --root), read through the server; the session list across them, search across them
+ * with each store's index, following sessions as agents write them, exports.
+ */
+import type { ServedStore } from "../../adapters/rpc/http.js";
+import { ViewerApp } from "./app/app.js";
+import { serveSource } from "./data/serve-source.js";
+import { el } from "./render/dom.js";
+import { sessionActions } from "./session-actions.js";
+
+export function startServeMode(stores: readonly ServedStore[]): void {
+  // The page's requests carry the cookie from here on: keep the token out of links, history and screenshots.
+  const address = new URL(location.href);
+  if (address.searchParams.has("token")) {
+    address.searchParams.delete("token");
+    history.replaceState(null, "", address);
+  }
+  const writable = stores.some((store) => !store.readOnly);
+  const app: ViewerApp = new ViewerApp({
+    source: serveSource(stores),
+    showList: true,
+    title: "sessionkit viewer",
+    emptyText: "No sessions in the stores this server offers.",
+    sessionActions: (store, path) => sessionActions(app, store, path, async () => {}),
+    barControls: [
+      el(
+        "span",
+        { id: "served-by", class: "muted", title: stores.map((store) => store.label).join("\n") },
+        `sessionkit serve · ${stores.length} ${stores.length === 1 ? "store" : "stores"}${writable ? "" : " · read-only"}`,
+      ),
+    ],
+  });
+  document.body.append(app.root);
+  void app.run(() => app.start());
+}
