@@ -1,9 +1,11 @@
 /** The HTTP API of `sessionkit serve` beyond the rpc socket: file bytes with Range, one-shot rpc POSTs, the change stream. */
-import { mkdir, writeFile, appendFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile, appendFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL } from "../../adapters/rpc/protocol.js";
+import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import { waitFor } from "../shared/wait.js";
 import { serveTempStore, type ServedStore } from "./serve-helpers.js";
 
@@ -67,5 +69,26 @@ describe("sessionkit serve's HTTP API", () => {
     abort.abort();
     await reading;
     expect((await fetch(url("/changes?dir=auth.json"))).status).toBe(403);
+  });
+
+  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included; its scripts do not need one", async () => {
+    const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-viewer-"));
+    await mkdir(join(viewerDir, "assets"));
+    await writeFile(join(viewerDir, "index.html"), "<!doctype html><title>viewer</title>");
+    await writeFile(join(viewerDir, "assets", "app.js"), "export {};");
+    const viewer = await serveTempStore({ viewerDir });
+    try {
+      const page = await fetch(`${viewer.server.url}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-security-policy")).toBe(APP_CSP_HEADER);
+      expect(APP_CSP_HEADER).toMatch(/script-src 'self' 'wasm-unsafe-eval';.*frame-ancestors 'none'$/);
+      expect(await page.text()).toContain("<title>viewer</title>");
+      const script = await fetch(`${viewer.server.origin}/assets/app.js?token=${viewer.server.token}`);
+      expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+      expect(script.headers.get("content-security-policy")).toBeNull();
+    } finally {
+      await viewer.cleanup();
+      await rm(viewerDir, { recursive: true, force: true });
+    }
   });
 });

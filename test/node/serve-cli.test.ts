@@ -20,9 +20,9 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** Starts `serve` and resolves with its printed URL once it is listening. */
-async function startServe(args: string[]): Promise<{ child: ChildProcess; url: URL; stderr: () => string }> {
-  const child = spawn(process.execPath, [bundle, "serve", "--root", root, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PI_CODING_AGENT_DIR: "" } });
+/** Starts `serve` (over `root` unless `args` say otherwise) and resolves with its printed URL once it is listening. */
+async function startServe(args: string[], env: Record<string, string> = {}, serveArgs = ["--root", root]): Promise<{ child: ChildProcess; url: URL; stderr: () => string }> {
+  const child = spawn(process.execPath, [bundle, "serve", ...serveArgs, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PI_CODING_AGENT_DIR: "", XDG_CACHE_HOME: join(dir, "cache"), ...env } });
   let stderr = "";
   child.stderr!.on("data", (part: Buffer) => (stderr += part.toString()));
   let stdout = "";
@@ -67,6 +67,34 @@ describe("sessionkit serve (CLI)", () => {
     await once(child, "close"); // its output read to the end
     expect(stderr()).toContain("warning: listening on 0.0.0.0");
     expect(stderr()).toContain("(writable)");
+  });
+
+  it("--agent-stores serves every agent's store found besides each --root; a --root that is one of them is served once, as the agent's", async () => {
+    const home = join(dir, "home");
+    for (const agentDir of [".pi/agent", ".omp/agent"]) await mkdir(join(home, agentDir, "sessions"), { recursive: true });
+    const storesOf = async (serveArgs: string[]) => {
+      const { child, url } = await startServe(["--port", "0"], { HOME: home }, serveArgs);
+      try {
+        return ((await (await fetch(new URL(`/api/stores?${url.searchParams}`, url))).json()) as { label: string; agent?: string }[]).map(({ label, agent }) => [agent ?? null, label]);
+      } finally {
+        child.kill("SIGINT");
+        await once(child, "close");
+      }
+    };
+    expect(await storesOf(["--agent-stores", "--root", root])).toEqual([
+      ["pi", "pi ~/.pi/agent"],
+      ["omp", "omp ~/.omp/agent"],
+      [null, root],
+    ]);
+    expect(await storesOf(["--agent-stores", "--agent", "omp", "--root", root, "--root", join(home, ".omp/agent")])).toEqual([
+      ["omp", "omp ~/.omp/agent"],
+      [null, root],
+    ]);
+    expect(await storesOf(["--root", root])).toEqual([[null, root]]);
+    expect(await storesOf([])).toEqual([
+      ["pi", "pi ~/.pi/agent"],
+      ["omp", "omp ~/.omp/agent"],
+    ]);
   });
 
   it("refuses bad usage: a missing root, a bad port, two roots for another command", async () => {
