@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { SAMPLE_TITLE, VIEWER_URL, entries, openViewer, readZip, sessionItems, sessionJsonl, settled, treeRow } from "./viewer-helpers.js";
+import { SAMPLE_TITLE, VIEWER_URL, checkDeepLinks, checkFiltersAndSearch, checkSampleSession, entries, openViewer, readZip, sessionItems, sessionJsonl, settled, treeRow } from "./viewer-helpers.js";
 
 let tempDir: string;
 
@@ -34,86 +34,19 @@ test("the bundled sample: list, header figures over all branches, tree with labe
   await openViewer(page);
   await expect(sessionItems(page)).toHaveCount(1);
   await expect(sessionItems(page).first()).toContainText(SAMPLE_TITLE);
-  await expect(page.locator("#session-header h1")).toHaveText(SAMPLE_TITLE);
-  await expect(field(page, "messages")).toHaveText("3 user, 8 assistant, 5 tool results, 1 custom, 1 compactions, 1 branch summaries");
-  await expect(field(page, "tool-calls")).toHaveText("5");
-  await expect(field(page, "tokens")).toHaveText("↑9.6k ↓1.4k");
-  await expect(field(page, "cost")).toHaveText("$0.050");
-  await expect(field(page, "models")).toHaveText("anthropic/claude-sonnet-4-5, openai/gpt-5");
-  await expect(field(page, "cwd")).toHaveText("/home/demo/todo-app");
-  await expect(page.locator("#tree-status")).toHaveText("19 / 27 entries");
-  await expect(page.locator("#tree .tree-label")).toHaveText(["[fix applied]", "[dst attempt]"]);
-  // The leaf's branch ends with the README answer; the other branch's answer is not on it.
-  await expect(entries(page).last()).toContainText("The README now says dates are local");
-  await expect(page.locator("#messages")).not.toContainText("Added due-date.dst.test.ts");
-  const image = page.locator("#messages .tool-images img");
-  await expect(image).toHaveAttribute("src", /^blob:/);
-  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(64);
-  await expect(page.locator("#messages .tool-execution[data-tool='edit'] .diff-added").first()).toContainText("+## Testing");
+  await checkSampleSession(page);
+  // Imported into the browser's store: its images became blobs, shown through blob: URLs.
+  await expect(page.locator("#messages .tool-images img")).toHaveAttribute("src", /^blob:/);
 });
 
 test("every filter, with N / M entries; search in the session; Esc clears it and goes back to the leaf", async ({ page }) => {
   await openViewer(page);
-  const status = page.locator("#tree-status");
-  const expected: [string, string][] = [
-    ["all", "25 / 27 entries"],
-    ["no-tools", "14 / 27 entries"],
-    ["user-only", "4 / 27 entries"],
-    ["labeled-only", "3 / 27 entries"],
-    ["default", "19 / 27 entries"],
-  ];
-  for (const [filter, text] of expected) {
-    await page.click(`.filter-btn[data-filter="${filter}"]`);
-    await expect(page.locator(`.filter-btn[data-filter="${filter}"]`)).toHaveAttribute("aria-pressed", "true");
-    await expect(status).toHaveText(text);
-    await expect(page).toHaveURL(filter === "default" ? /^(?!.*filter=)/ : new RegExp(`filter=${filter}`));
-  }
-  await page.click('.filter-btn[data-filter="user-only"]');
-  // Three user messages, and the viewed leaf (always listed).
-  await expect(page.locator("#tree .tree-node .role-user")).toHaveCount(3);
-
-  await page.click('.filter-btn[data-filter="default"]');
-  await page.fill("#tree-search", "timezone readme");
-  await expect(status).toHaveText("2 / 27 entries");
-  await expect(page.locator("#tree .tree-node")).toHaveText([/user: Forget the DST test/, /assistant: The README now says/]);
-  await page.locator("#tree .tree-node", { hasText: "Forget the DST" }).click();
-  await expect(page.locator("#messages .entry.target")).toContainText("Forget the DST test");
-  await page.locator("body").click({ position: { x: 5, y: 5 } });
-  await page.keyboard.press("Escape");
-  await expect(page.locator("#tree-search")).toHaveValue("");
-  await expect(status).toHaveText("19 / 27 entries");
+  await checkFiltersAndSearch(page);
 });
 
 test("a tree entry opens its newest leaf; the link survives a reload; copy-link puts the entry in the address", async ({ page }) => {
   await openViewer(page);
-  await treeRow(page, "Add a test for the day daylight").click();
-  await expect(entries(page).last()).toContainText("Added due-date.dst.test.ts");
-  await expect(page.locator("#messages .entry.target")).toContainText("Add a test for the day daylight saving");
-  await expect(page.locator("#messages")).not.toContainText("The README now says");
-  const url = page.url();
-  expect(url).toMatch(/leaf=/);
-  expect(url).toMatch(/target=/);
-  await page.reload();
-  await settled(page);
-  await expect(entries(page).last()).toContainText("Added due-date.dst.test.ts");
-  await expect(page.locator("#messages .entry.target")).toContainText("Add a test for the day daylight saving");
-
-  // The branch point offers both branches; the other one opens from there.
-  const point = page.locator("#messages .branch-point");
-  await expect(point.locator(".branch-link")).toHaveCount(2);
-  await point.locator(".branch-link:not(.current)").click();
-  // The view is centred on the branch's first entry: its end is further down.
-  await page.locator("#messages").evaluate((m) => (m.scrollTop = m.scrollHeight));
-  await expect(entries(page).last()).toContainText("The README now says");
-
-  const last = entries(page).last();
-  const id = await last.getAttribute("data-entry-id");
-  await last.hover();
-  await last.locator(".copy-link").click();
-  await expect(page).toHaveURL(new RegExp(`target=${id}`));
-  await page.reload();
-  await settled(page);
-  await expect(page.locator("#messages .entry.target")).toHaveAttribute("data-entry-id", id!);
+  await checkDeepLinks(page);
 });
 
 test("keys: t folds thinking, o expands outputs, arrows move in the tree and fold, Enter opens, ? lists the keys", async ({ page }) => {

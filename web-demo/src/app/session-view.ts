@@ -97,6 +97,8 @@ export class SessionView {
       filter: initial.filter ?? "default",
       query: initial.query ?? "",
     };
+    const targetCall = this.#callOfResult(this.#state.targetId);
+    if (targetCall) this.#expanded.set(`${targetCall.id}:out`, true);
 
     const search = el("input", { type: "search", id: "tree-search", class: "sidebar-search", placeholder: "Search this session…", "aria-label": "Search this session", autocomplete: "off" });
     search.value = this.#state.query;
@@ -158,6 +160,9 @@ export class SessionView {
   navigate(leafId: string | null, targetId: string | null): void {
     this.#state.leafId = leafId;
     this.#state.targetId = targetId;
+    const call = this.#callOfResult(targetId);
+    // A tool result is shown with its call: a link to it opens that output in full.
+    if (call) this.#expanded.set(`${call.id}:out`, true);
     this.#applyPath();
     this.#tree.refresh();
     this.#emit();
@@ -252,7 +257,7 @@ export class SessionView {
     const view = { model };
     this.#setListed(this.#path.filter((e) => isListed(e, view)));
     this.#messages.refresh();
-    const target = this.#state.targetId;
+    const target = this.#shownTarget();
     const index = target === null ? -1 : this.#listed.findIndex((e) => e.id === target);
     // Scroll twice: once to the estimate, once more after the items there were measured.
     const scroll = () => (index >= 0 ? this.#messages.scrollToIndex(index, "center") : this.#messages.scrollToIndex(this.#listed.length - 1, "end"));
@@ -312,8 +317,20 @@ export class SessionView {
       outputsExpanded: this.#outputsExpanded,
       expanded: this.#expanded,
       imageSource: (block) => this.#images.source(block),
-      targetId: this.#state.targetId,
+      targetId: this.#shownTarget(),
     };
+  }
+
+  /** The tool call a tool result entry answers, when the session has it (the result is then shown with the call). */
+  #callOfResult(entryId: string | null): { id: string; entryId: string } | undefined {
+    const entry = entryId === null ? undefined : this.session.model.getEntry(entryId);
+    if (entry?.type !== "message" || typeof entry.message !== "object" || entry.message === null || entry.message.role !== "toolResult") return undefined;
+    return this.session.model.toolCalls.get(String(entry.message.toolCallId));
+  }
+
+  /** The listed entry showing the target: its own, or for a tool result its call's. */
+  #shownTarget(): string | null {
+    return this.#callOfResult(this.#state.targetId)?.entryId ?? this.#state.targetId;
   }
 
   #renderListed(i: number): HTMLElement | null {

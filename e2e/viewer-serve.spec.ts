@@ -1,0 +1,247 @@
+/**
+ * The viewer as `npm start` serves it: `sessionkit serve --agent-stores --root samples/store` on
+ * a free port, with a temp $HOME holding a pi store (the bundled sample as pi wrote it, images
+ * inline, and a small session) and an oh-my-pi store, plus the repository's sample store. The list
+ * across the three stores, opening a session, every filter, search in a session and across
+ * sessions (the index, kept in the cache dir, not in the agents' folders), deep links over a
+ * reload (the cookie authenticates, the token left the address), following a session a child
+ * process appends to through node-fs, exports (zip, HTML opened from file:// offline), and the
+ * server stopping on SIGINT with exit 0.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { expect, test, type Page } from "@playwright/test";
+import { storeCacheDir } from "../cli/store-cache.js";
+import { sessionDirFor, sessionFileName } from "../src/index.js";
+import { SAMPLE_TITLE, checkDeepLinks, checkExportedSample, checkFiltersAndSearch, checkSampleSession, entries, offlinePage, readZip, sessionItems, sessionJsonl, settled } from "./viewer-helpers.js";
+
+const SAMPLE_ID = "01a1fdb6-afa5-7759-826c-c53a82e15421";
+/** The sample store's sessions (scripts/build-samples.ts). */
+const SAMPLE_STORE_SESSIONS = 8;
+
+let home: string;
+let cache: string;
+let piRoot: string;
+let ompRoot: string;
+let serve: ChildProcess;
+let serveUrl: URL;
+let stores: { id: string; label: string; agent?: string }[];
+
+/** Writes a session file where pi puts it: sessions/--<cwd>--/<time>_<id>.jsonl. */
+async function putSession(root: string, text: string): Promise<string> {
+  const header = JSON.parse(text.slice(0, text.indexOf("\n"))) as { id: string; timestamp: string; cwd: string };
+  const path = join(sessionDirFor(header.cwd), sessionFileName(header.timestamp, header.id));
+  await mkdir(join(root, sessionDirFor(header.cwd)), { recursive: true });
+  await writeFile(join(root, path), text);
+  return path;
+}
+
+test.describe.configure({ mode: "serial" });
+
+test.beforeAll(async () => {
+  // The first run in a fresh checkout builds the CLI and the sample store.
+  test.setTimeout(600_000);
+  home = await mkdtemp(join(tmpdir(), "sessionkit-serve-e2e-"));
+  cache = join(home, ".cache");
+  piRoot = join(home, ".pi", "agent");
+  ompRoot = join(home, ".omp", "agent");
+  await putSession(piRoot, await readFile("web-demo/src/samples/pi-sample.jsonl", "utf8"));
+  await putSession(piRoot, sessionJsonl("e2e-serve-zebras", [["Where do zebras sleep?", "Zebras sleep standing up, in short naps."]]));
+  await putSession(ompRoot, sessionJsonl("e2e-serve-omp", [["Which agent wrote this one?", "oh-my-pi wrote it."]]));
+
+  serve = spawn("npm", ["start", "--", "--port", "0"], {
+    env: { ...process.env, HOME: home, XDG_CACHE_HOME: cache, PI_CODING_AGENT_DIR: "" },
+    stdio: ["ignore", "pipe", "inherit"],
+    // Its own process group: stopped below as a terminal's Ctrl+C stops it.
+    detached: true,
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: serve.stdout! }).on("line", (text) => text.startsWith("sessionkit serve: ") && resolve(text));
+    serve.once("exit", (code) => reject(new Error(`npm start exited (${code}) before printing its URL`)));
+  });
+  serveUrl = new URL(line.slice("sessionkit serve: ".length));
+  stores = (await (await fetch(new URL(`/api/stores${serveUrl.search}`, serveUrl))).json()) as typeof stores;
+});
+
+test.afterAll(async () => {
+  if (serve?.exitCode === null) {
+    const exited = once(serve, "exit");
+    process.kill(-serve.pid!, "SIGINT");
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(0);
+  }
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Opens the printed URL (its token sets the cookie) with `hash`, and waits until the viewer is done. */
+async function openServed(page: Page, hash = ""): Promise<void> {
+  await page.goto(serveUrl.href + hash);
+  await settled(page);
+}
+
+async function openSample(page: Page): Promise<void> {
+  await openServed(page);
+  await page.locator("#session-list button", { hasText: SAMPLE_TITLE }).click();
+  await settled(page);
+}
+
+const storeOf = (agent: string) => stores.find((store) => store.agent === agent)!;
+
+test("the list across stores: each store by agent and place, every session of each, filtered by store and as you type", async ({ page }) => {
+  expect(stores.map((store) => [store.agent ?? null, store.label])).toEqual([
+    ["pi", "pi ~/.pi/agent"],
+    ["omp", "omp ~/.omp/agent"],
+    [null, expect.stringMatching(/\/samples\/store$/)],
+  ]);
+  await openServed(page);
+  // The token did its work (the cookie): it is not left in the address for links and history.
+  expect(page.url()).not.toContain("token=");
+  await expect(page.locator("#served-by")).toHaveText("sessionkit serve · 3 stores · read-only");
+  const total = 3 + SAMPLE_STORE_SESSIONS;
+  await expect(page.locator("#store-filter option")).toHaveText([`All 3 stores (${total})`, "pi ~/.pi/agent (2)", "omp ~/.omp/agent (1)", new RegExp(`/samples/store \\(${SAMPLE_STORE_SESSIONS}\\)$`)]);
+  await expect(sessionItems(page)).toHaveCount(total);
+  await expect(sessionItems(page).filter({ hasText: "Which agent wrote this one?" })).toContainText("omp ~/.omp/agent");
+
+  await page.selectOption("#store-filter", storeOf("pi").id);
+  await expect(sessionItems(page)).toHaveCount(2);
+  await page.fill("#session-filter", "zebras");
+  await expect(sessionItems(page)).toHaveText([/Where do zebras sleep\?/]);
+  await expect(page.locator(".list-count")).toHaveText("1 of 11 sessions");
+  await sessionItems(page).locator("button").click();
+  await settled(page);
+  await expect(entries(page).last()).toContainText("Zebras sleep standing up");
+});
+
+test("opening a session: the sample's header figures, every filter, search in the session", async ({ page }) => {
+  await openSample(page);
+  await checkSampleSession(page);
+  // As pi wrote it: the images are inline, shown from data: URLs.
+  await expect(page.locator("#messages .tool-images img")).toHaveAttribute("src", /^data:image\/png;base64,/);
+  await checkFiltersAndSearch(page);
+});
+
+test("deep links survive a reload: the cookie authenticates the page", async ({ page }) => {
+  await openSample(page);
+  await checkDeepLinks(page);
+  expect(page.url()).not.toContain("token=");
+});
+
+test("search across sessions uses each store's index, kept in the cache dir; hits open at their entry; tool output only when asked", async ({ page }) => {
+  await openServed(page);
+  const hits = page.locator("#global-results .search-hit");
+  await page.fill("#global-search", "zebras sleep");
+  await page.press("#global-search", "Enter");
+  await settled(page);
+  await expect(hits).toHaveCount(2);
+  await hits.filter({ hasText: "standing up" }).locator("button").click();
+  await settled(page);
+  await expect(page.locator("#messages .entry.target")).toContainText("Zebras sleep standing up, in short naps.");
+  expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get("target")).toBe("a0");
+
+  await page.fill("#global-search", '"Tests: 1 failed"');
+  await page.press("#global-search", "Enter");
+  await settled(page);
+  await expect(hits).toHaveCount(0);
+  await page.check("#global-include-tools");
+  await page.press("#global-search", "Enter");
+  await settled(page);
+  await expect(hits.first()).toContainText("Tests: 1 failed");
+  await hits.first().locator("button").click();
+  await settled(page);
+  await expect(page.locator("#session-header h1")).toHaveText(SAMPLE_TITLE);
+  // A tool result is shown with its call: that entry is the target, its output in full.
+  await expect(page.locator("#messages .entry.target .tool-output")).toContainText("Tests: 1 failed");
+
+  // The indexes are in the user's cache (serve mounts it over each store), one per store and
+  // source group; nothing was written into the agents' folders.
+  for (const root of [piRoot, ompRoot]) {
+    const kit = join(storeCacheDir(root, { XDG_CACHE_HOME: cache }, home), "search");
+    expect((await readdir(kit)).sort()).toEqual(["more.sqlite", "text.sqlite"]);
+    expect(existsSync(join(root, ".sessionkit"))).toBe(false);
+  }
+});
+
+test("follow mode: a child process appends through node-fs; every entry is on screen within 1 s of its flush; scrolling up pauses, the button resumes", async ({ page }) => {
+  const writer = spawn(process.execPath, ["--import", "tsx", "test/node/fixtures/fs-writer.ts", piRoot, String(64 << 10), "15", "200", "2"], { stdio: ["pipe", "pipe", "inherit"] });
+  const printed: string[] = [];
+  const lines = createInterface({ input: writer.stdout! });
+  const printedCount = (n: number) => expect.poll(() => printed.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(n);
+  lines.on("line", (line) => printed.push(line));
+  try {
+    await printedCount(1);
+    const { path } = JSON.parse(printed[0]!) as { path: string };
+    await openServed(page, `#store=${storeOf("pi").id}&session=${encodeURIComponent(path)}`);
+    await page.click("#action-follow");
+    await expect(page.locator("#action-follow")).toHaveAttribute("aria-pressed", "true");
+    // When each entry is first in the DOM (the list renders what is in view: following keeps the end in view).
+    await page.evaluate(() => {
+      const seen: Record<string, number> = {};
+      (window as unknown as { seen: typeof seen }).seen = seen;
+      new MutationObserver(() => {
+        for (const entry of document.querySelectorAll("#messages .entry[data-entry-id]")) seen[entry.getAttribute("data-entry-id")!] ??= Date.now();
+      }).observe(document.querySelector("#messages")!, { childList: true, subtree: true });
+    });
+
+    writer.stdin!.write("go\n");
+    await printedCount(16);
+    const flushed = printed.slice(1, 16).map((line) => JSON.parse(line) as { id: string; flushedAt: number });
+    const seenAt = async () => page.evaluate(() => (window as unknown as { seen: Record<string, number> }).seen);
+    await expect.poll(async () => {
+      const seen = await seenAt();
+      return flushed.filter(({ id }) => seen[id] === undefined).length;
+    }, { timeout: 10_000 }).toBe(0);
+    const seen = await seenAt();
+    const delays = flushed.map(({ id, flushedAt }) => seen[id]! - flushedAt).sort((a, b) => a - b);
+    console.log(`follow over serve: 15 entries on screen after their flush: median ${delays[7]} ms, max ${delays[14]} ms`);
+    for (const delay of delays) expect(delay).toBeLessThanOrEqual(1000);
+    await expect(entries(page).last()).toContainText("live message 14");
+
+    // Scrolled up: the next entries arrive without moving the view; the bar counts them.
+    const messages = page.locator("#messages");
+    await messages.evaluate((m) => m.scrollBy(0, -400));
+    await messages.dispatchEvent("scroll");
+    await expect(page.locator("#follow-bar")).toContainText("Following paused");
+    const top = await messages.evaluate((m) => m.scrollTop);
+    writer.stdin!.write("go\n");
+    await printedCount(31);
+    const bar = page.locator("#follow-bar");
+    await expect(bar.locator("button")).toHaveText("↓ 15 new");
+    expect(await messages.evaluate((m) => m.scrollTop)).toBe(top);
+    await expect(page.locator("#messages")).not.toContainText("live message 29");
+    await bar.locator("button").click();
+    await expect(entries(page).last()).toContainText("live message 29");
+    await expect(entries(page).last()).toBeInViewport();
+  } finally {
+    writer.stdin!.end();
+    if (writer.exitCode === null) await once(writer, "exit");
+  }
+});
+
+test("exports: the session as a zip, and as an HTML file that opens from file:// with the network blocked", async ({ page, browser }) => {
+  const dir = await mkdtemp(join(tmpdir(), "sessionkit-serve-export-"));
+  try {
+    await openSample(page);
+    const [zip] = await Promise.all([page.waitForEvent("download"), page.click("#action-export-zip")]);
+    expect(zip.suggestedFilename()).toBe(`session-${SAMPLE_ID}.zip`);
+    const members = await readZip(await zip.path());
+    const manifest = JSON.parse(members.get("manifest.json")!) as { sessions: { id: string }[] };
+    expect(manifest.sessions.map((session) => session.id)).toEqual([SAMPLE_ID]);
+    expect([...members.keys()].some((name) => name.startsWith("sessions/"))).toBe(true);
+
+    const [html] = await Promise.all([page.waitForEvent("download"), page.click("#action-export-html")]);
+    const out = join(dir, "served.html");
+    await html.saveAs(out);
+    const offline = await offlinePage(browser);
+    await checkExportedSample(offline.page, pathToFileURL(out).href);
+    expect(offline.requests).toEqual([]);
+    await offline.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
