@@ -232,9 +232,9 @@ export class ViewerApp {
             { class: "session-meta" },
             el("time", { datetime: info.modified.toISOString() }, formatDate(info.modified)),
             ` · ${info.messageCount} ${info.messageCount === 1 ? "message" : "messages"}`,
-            many && store ? ` · ${store.label}` : null,
           ),
           el("span", { class: "session-cwd" }, info.cwd),
+          many && store ? el("span", { class: "session-store" }, store.label) : null,
         ),
       );
     });
@@ -275,7 +275,7 @@ export class ViewerApp {
         "button",
         { type: "button", "data-store": hit.storeId, "data-path": hit.path, "data-entry": hit.entryId ?? undefined },
         el("span", { class: "session-title" }, info?.name ?? preview(info?.firstMessage ?? hit.path, 60)),
-        el("span", { class: "hit-role" }, hit.role),
+        el("span", { class: "hit-role" }, hit.role, this.source.stores.length > 1 ? ` · ${this.source.stores.find((s) => s.id === hit.storeId)?.label ?? hit.storeId}` : ""),
         el("span", { class: "hit-snippet" }, hit.snippet),
       ),
     );

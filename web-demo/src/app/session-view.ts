@@ -10,7 +10,7 @@ import { ImageSources } from "../data/images.js";
 import { followSession, type LoadedSession, type SessionFollower } from "../data/load-session.js";
 import { ENTRY_FILTERS, FILTER_LABELS, contentText, searchEntries, type EntryFilter } from "../model/filters.js";
 import { layoutTree, type TreeLayout } from "../model/tree-layout.js";
-import { el, formatDate, formatTokens, oneLine, type Child } from "../render/dom.js";
+import { el, forkIcon, formatDate, formatTokens, oneLine, type Child } from "../render/dom.js";
 import { isListed, renderEntry, type EntryView } from "../render/entry.js";
 import { highlightWithin } from "../render/highlight.js";
 import { renderTreeRow } from "../render/tree-row.js";
@@ -356,7 +356,7 @@ export class SessionView {
         `${n + 1}. ${oneLine(branchPreview(child, model), 60)}`,
       );
     });
-    return el("div", { class: "branch-point" }, el("span", { class: "branch-point-label" }, `⑂ ${branches.length} branches diverge here:`), ...branches);
+    return el("div", { class: "branch-point" }, el("span", { class: "branch-point-label" }, forkIcon(), `${branches.length} branches diverge here:`), ...branches);
   }
 
   #renderHeader(): void {

@@ -76,3 +76,11 @@ export function shortenPath(path: string): string {
   const match = /^\/(?:Users|home)\/[^/]+/.exec(path);
   return match ? `~${path.slice(match[0].length)}` : path;
 }
+
+/**
+ * The mark of a branch point (a stem and a branch leaving it), drawn by CSS (.fork-icon): the
+ * character for it (⑂) is missing from common fonts, and the page loads no font of its own.
+ */
+export function forkIcon(): HTMLElement {
+  return el("span", { class: "fork-icon", "aria-hidden": "true" });
+}

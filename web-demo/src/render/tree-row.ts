@@ -3,7 +3,7 @@ import type { SessionEntry } from "../../../src/index.js";
 import { contentText } from "../model/filters.js";
 import type { SessionModel } from "../model/session-model.js";
 import { treePrefix, type TreeRow } from "../model/tree-layout.js";
-import { el, oneLine, shortenPath, type Child } from "./dom.js";
+import { el, forkIcon, oneLine, shortenPath, type Child } from "./dom.js";
 
 type Block = Record<string, unknown>;
 const isObject = (value: unknown): value is Block => typeof value === "object" && value !== null;
@@ -111,7 +111,7 @@ export function renderTreeRow(row: TreeRow, model: SessionModel, state: TreeRowS
     label && span("tree-label", `[${label}]`),
     label && " ",
     span("tree-content", ...entryRowText(entry, model)),
-    row.childCount > 1 && span("branch-count", ` ⑂${row.childCount}`),
+    row.childCount > 1 && span("branch-count", " ", forkIcon(), String(row.childCount)),
     row.folded && span("fold-count", ` +${row.hiddenBelow}`),
   );
 }
