@@ -12,8 +12,6 @@ import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "vite";
-import { buildSamples } from "./build-samples.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const SAMPLES = join(REPO, "samples", "store");
@@ -57,34 +55,44 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 const started = performance.now();
-const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+const seconds = (since = started) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+/** Runs one build step, saying what and how long. */
+async function step(what: string, work: () => Promise<void>): Promise<void> {
+  const begun = performance.now();
+  say(`${what}…`);
+  await work();
+  say(`${what}: ${seconds(begun)}`);
+}
 
 // The CLI: `npm run build` (dist/, the bin package.json names) when its sources changed.
 const bin = join(REPO, (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { bin: { sessionkit: string } }).bin.sessionkit);
 const cliInputs = ["src", "adapters", "cli", "web-demo/src/export", "web-demo/app-csp.ts", "scripts/cli-bundle.ts", "package.json", "tsconfig.json", "tsconfig.build.json"];
-if (stale(bin, cliInputs)) {
-  say("building the CLI (npm run build)…");
-  await run(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build"]);
-}
+if (stale(bin, cliInputs)) await step("building the CLI (npm run build)", () => run(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build"]));
 
 // The viewer: web-demo/dist when its sources (or the core it bundles) changed.
 const viewer = join(REPO, "web-demo");
 if (stale(join(viewer, "dist", "index.html"), ["web-demo/src", "web-demo/index.html", "web-demo/export.html", "web-demo/vite.config.ts", "web-demo/app-csp.ts", "src", "adapters", "package.json"])) {
-  say("building the viewer (vite build web-demo)…");
-  await build({ configFile: join(viewer, "vite.config.ts"), logLevel: "warn" });
+  // Imported only when needed: loading vite costs a warm start half a second.
+  await step("building the viewer (vite build web-demo)", async () => {
+    const { build } = await import("vite");
+    await build({ configFile: join(viewer, "vite.config.ts"), logLevel: "warn" });
+  });
 }
 
 // The sample store, once: built aside and moved into place, so an interrupted build leaves none.
 if (!existsSync(SAMPLES)) {
-  say("building the sample store (samples/store)…");
-  await mkdir(join(REPO, "samples"), { recursive: true });
-  const aside = await mkdtemp(join(REPO, "samples", ".store-"));
-  try {
-    await buildSamples(aside);
-    await rename(aside, SAMPLES);
-  } finally {
-    await rm(aside, { recursive: true, force: true });
-  }
+  await step("building the sample store (samples/store)", async () => {
+    const { buildSamples } = await import("./build-samples.js");
+    await mkdir(join(REPO, "samples"), { recursive: true });
+    const aside = await mkdtemp(join(REPO, "samples", ".store-"));
+    try {
+      await buildSamples(aside);
+      await rename(aside, SAMPLES);
+    } finally {
+      await rm(aside, { recursive: true, force: true });
+    }
+  });
 }
 
 const extra = process.argv.slice(2);
