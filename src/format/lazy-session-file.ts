@@ -1,0 +1,199 @@
+/**
+ * Reading a session file without parsing most of it: each line whose bytes prove it a valid
+ * message entry (format/message-line.ts) is kept as an UnparsedEntry (its id, parent, timestamp,
+ * role and bytes); every other line is decoded and parsed as readSessionFile does, with the same
+ * line numbers, problems, tail and blob refs. Parsing an UnparsedEntry later gives the entry the
+ * full read would have kept, so the result equals readSessionFile's, only later.
+ *
+ * Files that need a migration (pi's versions before 3) and files whose first record is not a
+ * session header are read by readSessionFile.
+ */
+import type { StoragePort } from "../port.js";
+import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
+import { concatAll } from "./bytes.js";
+import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader, type LoadedSessionFile } from "./session-file.js";
+import { decodeLines, lineDecoder, parseLine, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
+import { detectDialect, keyInDialect, rejectedKeys, type SessionDialect } from "./dialect.js";
+import { headerVersion } from "./migrate.js";
+import { messageLineShape, readMessageLine, type MessageLineShape } from "./message-line.js";
+import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "./types.js";
+import { UnparsedEntry } from "./unparsed-entry.js";
+
+/** An entry of a lazily read file: parsed, or proved valid and parsed when asked for. */
+export type LazyEntry = SessionEntry | UnparsedEntry;
+
+/** The whole entry (parsed now if it was not). */
+export function entryOf(entry: LazyEntry): SessionEntry {
+  return entry instanceof UnparsedEntry ? entry.entry() : entry;
+}
+
+export interface LazySessionFile extends Omit<LoadedSessionFile, "entries" | "entryLines" | "entriesWithBlobRefs"> {
+  entries: LazyEntry[];
+  /** Entries whose line holds a blob ref (parsed already: their images are resolved at open). */
+  entriesWithBlobRefs: ReadonlySet<SessionEntry>;
+}
+
+export type LazySessionFileRead = { kind: "missing" } | { kind: "empty" } | LazySessionFile;
+
+const NEWLINE = 0x0a;
+const LBRACE = 0x7b;
+const CHUNK = 4 * 1024 * 1024;
+
+interface HeaderRead {
+  dialect: SessionDialect;
+  header: SessionHeader;
+  reader: EntryReader;
+  shape: MessageLineShape;
+}
+
+/** The shape of provable message lines, per dialect. */
+const shapes = new Map<SessionDialect, MessageLineShape>();
+
+function shapeOf(dialect: SessionDialect): MessageLineShape {
+  let shape = shapes.get(dialect);
+  if (!shape) shapes.set(dialect, (shape = messageLineShape(keyInDialect(dialect, "parentId"), rejectedKeys(dialect))));
+  return shape;
+}
+
+/**
+ * Reads a session file, leaving provable message lines unparsed (see the module comment). Throws
+ * as readSessionFile does for a file that is not a session.
+ */
+export async function readSessionFileLazily(storage: StoragePort, path: string, options: { chunkSize?: number } = {}): Promise<LazySessionFileRead> {
+  const chunkSize = options.chunkSize ?? CHUNK;
+  const decoder = lineDecoder();
+  const scanProblems: LineProblem[] = [];
+  const entries: LazyEntry[] = [];
+  const withRefs = new Set<SessionEntry>();
+  /** What the header says, once its record is read. */
+  let session: HeaderRead | null = null;
+  /** The first record is no header, or a header this reader leaves to readSessionFile. */
+  let handOver = false;
+  let line = 0;
+
+  const onRecord = (record: Record<string, unknown>, recordLine: number, text: string) => {
+    if (handOver) return;
+    if (session) {
+      const entry = session.reader.read(record, recordLine);
+      if (!entry) return;
+      entries.push(entry);
+      if (text.includes(BLOB_REF_PREFIX)) withRefs.add(entry);
+      return;
+    }
+    const dialect = detectDialect(record);
+    const decoded = dialect === null ? null : decodeHeader(dialect, record);
+    if (dialect === null || !decoded?.success || (dialect === "pi" && headerVersion(record) < CURRENT_SESSION_VERSION)) {
+      handOver = true;
+      return;
+    }
+    session = { dialect, header: decoded.data, reader: entryReader(dialect, decoded.data), shape: shapeOf(dialect) };
+  };
+
+  /**
+   * The lines of `bytes` from `from` (file offset `offset`), up to the last "\n": returns where the
+   * unfinished last line starts. A provable message line is checked for where it ends on the way.
+   */
+  const onLines = (bytes: Uint8Array, from: number, offset: number): number => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    while (from < bytes.length && !handOver) {
+      line++;
+      if (session && bytes[from] === LBRACE) {
+        const head = readMessageLine(bytes, view, from, bytes.length, session.shape);
+        // A line with a blob ref is parsed now: its images are resolved at open, as the full read does.
+        if (head && !head.blobRef) {
+          entries.push(new UnparsedEntry(head, line, session.dialect, bytes, from, head.end));
+          session.reader.skip(head.timestamp);
+          offset += head.end + 1 - from;
+          from = head.end + 1;
+          continue;
+        }
+      }
+      const newline = bytes.indexOf(NEWLINE, from);
+      if (newline < 0) {
+        line--; // not a line yet
+        break;
+      }
+      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
+      if (text.trim() !== "") parseLine(text, line, onRecord, scanProblems);
+      offset += newline + 1 - from;
+      from = newline + 1;
+    }
+    return from;
+  };
+
+  let readPos = 0;
+  let next: Promise<Uint8Array | null> | null = storage.read(path, { offset: 0, length: chunkSize });
+  /** File offset of the first byte not yet part of a handled line. */
+  let lineStart = 0;
+  let carry: Uint8Array[] = [];
+  try {
+    while (next && !handOver) {
+      const chunk: Uint8Array | null = await next;
+      next = null;
+      if (chunk === null) {
+        if (readPos === 0) return { kind: "missing" };
+        break;
+      }
+      if (chunk.length === 0) break;
+      readPos += chunk.length;
+      // The next range is read while this one is checked.
+      if (chunk.length === chunkSize) next = storage.read(path, { offset: readPos, length: chunkSize });
+      let from = 0;
+      if (carry.length > 0) {
+        const newline = chunk.indexOf(NEWLINE);
+        if (newline < 0) {
+          carry.push(chunk);
+          continue;
+        }
+        // The line that started in an earlier chunk, with its "\n".
+        const joined = concatAll([...carry, chunk.subarray(0, newline + 1)]);
+        carry = [];
+        onLines(joined, 0, lineStart);
+        lineStart += joined.length;
+        from = newline + 1;
+      }
+      const rest = onLines(chunk, from, lineStart);
+      lineStart += rest - from;
+      if (rest < chunk.length) carry.push(chunk.subarray(rest));
+    }
+  } finally {
+    // A range read ahead and no longer wanted must not end as an unhandled rejection.
+    next?.catch(() => {});
+  }
+
+  let tail: JsonlTail = { kind: "clean" };
+  const tailBytes = carry.length > 0 ? concatAll(carry) : null;
+  if (tailBytes && !handOver) {
+    const text = decodeLines(decoder, tailBytes, lineStart);
+    if (text.trim() !== "") {
+      line++;
+      const before = scanProblems.length;
+      if (parseLine(text, line, onRecord, scanProblems, true)) {
+        tail = { kind: "missing-newline" };
+      } else {
+        scanProblems.length = before;
+        scanProblems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
+        tail = { kind: "torn", offset: lineStart, length: tailBytes.length };
+      }
+    } else {
+      tail = { kind: "missing-newline" };
+    }
+  }
+
+  const opened = session as HeaderRead | null; // assigned in onRecord, out of the compiler's sight
+  if (handOver || !opened) {
+    // A migration, not a session, or no record at all: the full read says which, as it always has.
+    return readSessionFile(storage, path);
+  }
+  return {
+    kind: "session",
+    dialect: opened.dialect,
+    header: opened.header,
+    entries,
+    migratedFrom: null,
+    problems: sortByLine([...scanProblems, ...opened.reader.problems]),
+    tail,
+    entriesWithBlobRefs: withRefs,
+  };
+}
+
