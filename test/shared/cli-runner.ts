@@ -1,14 +1,14 @@
 /**
  * The `sessionkit` CLI as a real child process, for the Node CLI tests.
  *
- * The CLI runs from cli/main.ts bundled once per test file with esbuild (the compiler tsx
- * itself uses): `node --import tsx` costs ~0.45 s of CPU per start, and a test file starts the
- * CLI dozens of times.
+ * The CLI runs from cli/main.ts bundled once per test file as the shipped `bin` is bundled
+ * (scripts/cli-bundle.ts): `node --import tsx` costs ~0.45 s of CPU per start, and a test file
+ * starts the CLI dozens of times.
  */
 import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { bundleCliInto } from "../../scripts/cli-bundle.js";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -26,9 +26,7 @@ export interface CliOptions {
 
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
-  const bundle = join(dir, "sessionkit.mjs");
-  await build({ entryPoints: [join(REPO, "cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "silent" });
-  return bundle;
+  return bundleCliInto(dir);
 }
 
 /**
