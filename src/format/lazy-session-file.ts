@@ -38,6 +38,8 @@ export type LazySessionFileRead = { kind: "missing" } | { kind: "empty" } | Lazy
 const NEWLINE = 0x0a;
 const LBRACE = 0x7b;
 const CHUNK = 4 * 1024 * 1024;
+/** Ranges asked for before the one being checked is done. */
+const READ_AHEAD = 3;
 
 interface HeaderRead {
   dialect: SessionDialect;
@@ -101,8 +103,10 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
         const head = readMessageLine(bytes, view, from, bytes.length, session.shape);
         // A line with a blob ref is parsed now: its images are resolved at open, as the full read does.
         if (head && !head.blobRef) {
-          entries.push(new UnparsedEntry(head, line, session.dialect, bytes, from, head.end));
-          session.reader.skip(head.timestamp);
+          const entry = new UnparsedEntry(head, line, session.dialect, bytes, from, head.end);
+          entries.push(entry);
+          // Only seed 003 needs it: a later entry without a timestamp takes this one's.
+          if (session.dialect !== "pi") session.reader.skip(entry.timestamp);
           offset += head.end + 1 - from;
           from = head.end + 1;
           continue;
@@ -122,27 +126,35 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
   };
 
   let readPos = 0;
-  let next: Promise<Uint8Array | null> | null = storage.read(path, { offset: 0, length: chunkSize });
+  // Ranges are read ahead while earlier ones are checked: a port's read is a round trip (a file
+  // opened, read and closed on another thread), and on a busy machine each one waits its turn.
+  const reads: Array<Promise<Uint8Array | null>> = [];
+  let requested = 0;
+  const readAhead = () => {
+    reads.push(storage.read(path, { offset: requested, length: chunkSize }));
+    requested += chunkSize;
+  };
+  for (let k = 0; k < READ_AHEAD; k++) readAhead();
   /** File offset of the first byte not yet part of a handled line. */
   let lineStart = 0;
   let carry: Uint8Array[] = [];
   try {
-    while (next && !handOver) {
-      const chunk: Uint8Array | null = await next;
-      next = null;
+    while (reads.length > 0 && !handOver) {
+      const chunk = await reads.shift()!;
       if (chunk === null) {
         if (readPos === 0) return { kind: "missing" };
         break;
       }
       if (chunk.length === 0) break;
       readPos += chunk.length;
-      // The next range is read while this one is checked.
-      if (chunk.length === chunkSize) next = storage.read(path, { offset: readPos, length: chunkSize });
+      const last = chunk.length < chunkSize;
+      if (!last) readAhead();
       let from = 0;
       if (carry.length > 0) {
         const newline = chunk.indexOf(NEWLINE);
         if (newline < 0) {
           carry.push(chunk);
+          if (last) break;
           continue;
         }
         // The line that started in an earlier chunk, with its "\n".
@@ -155,10 +167,11 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
       const rest = onLines(chunk, from, lineStart);
       lineStart += rest - from;
       if (rest < chunk.length) carry.push(chunk.subarray(rest));
+      if (last) break;
     }
   } finally {
-    // A range read ahead and no longer wanted must not end as an unhandled rejection.
-    next?.catch(() => {});
+    // Ranges read ahead and no longer wanted must not end as unhandled rejections.
+    for (const read of reads) read.catch(() => {});
   }
 
   let tail: JsonlTail = { kind: "clean" };

@@ -23,7 +23,9 @@ import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 export interface MessageLineHead {
   id: string;
   parentId: string | null;
-  timestamp: string;
+  /** Where the timestamp's characters are (printable ASCII): most entries never need it as a string. */
+  timestampStart: number;
+  timestampEnd: number;
   role: string;
   /** Some string value may be a blob ref (decoded, it starts with "blob:sha256:"). */
   blobRef: boolean;
@@ -135,20 +137,24 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
   sawBlobRef = false;
   const end = checkRest(bytes, view, roleEnd + 1, limit, shape.refusedKeys);
   if (end < 0) return null;
-  // The fields are printable ASCII: one decode of the line's start, and offsets are the same in it.
-  const head = asciiDecoder.decode(bytes.subarray(start, roleEnd));
-  const at = (offset: number) => offset - start;
   return {
-    id: head.slice(at(idStart), at(idEnd)),
-    parentId: parentStart < 0 ? null : head.slice(at(parentStart), at(parentEnd)),
-    timestamp: head.slice(at(timestampStart), at(timestampEnd)),
-    role: head.slice(at(roleStart)),
+    id: ascii(bytes, idStart, idEnd),
+    parentId: parentStart < 0 ? null : ascii(bytes, parentStart, parentEnd),
+    timestampStart,
+    timestampEnd,
+    role: knownRole(bytes, roleStart, roleEnd) ?? ascii(bytes, roleStart, roleEnd),
     blobRef: sawBlobRef,
     end,
   };
 }
 
-const asciiDecoder = new TextDecoder();
+/** Roles kept once, not once per line (a session holds many thousands of entries). */
+const ROLES = ["user", "assistant", "toolResult", "custom", "bashExecution", "branchSummary", "compactionSummary"].map((role) => ({ role, bytes: encoder.encode(role) }));
+
+function knownRole(b: Uint8Array, start: number, end: number): string | undefined {
+  for (const known of ROLES) if (equalBytes(b, start, end, known.bytes)) return known.role;
+  return undefined;
+}
 
 /** Whether the line checked last has a string value that may be a blob ref. */
 let sawBlobRef = false;
@@ -368,7 +374,11 @@ function equalBytes(b: Uint8Array, start: number, end: number, pattern: Uint8Arr
   return end - start === pattern.length && matchBytes(b, start, end, pattern) === end;
 }
 
+const asciiDecoder = new TextDecoder();
+
 /** Bytes known to be printable ASCII as a string. */
-function ascii(b: Uint8Array, start: number, end: number): string {
+export function ascii(b: Uint8Array, start: number, end: number): string {
+  // Entry ids are 8 characters: built directly, without a view and a decoder call.
+  if (end - start === 8) return String.fromCharCode(b[start]!, b[start + 1]!, b[start + 2]!, b[start + 3]!, b[start + 4]!, b[start + 5]!, b[start + 6]!, b[start + 7]!);
   return asciiDecoder.decode(b.subarray(start, end));
 }

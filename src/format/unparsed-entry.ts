@@ -3,7 +3,7 @@
  * what the tree and the leaf need, and its line's bytes until `entry()` parses them, once.
  */
 import { decodeRecord, type SessionDialect } from "./dialect.js";
-import type { MessageLineHead } from "./message-line.js";
+import { ascii, type MessageLineHead } from "./message-line.js";
 import type { SessionEntry } from "./types.js";
 
 const decoder = new TextDecoder();
@@ -12,7 +12,6 @@ export class UnparsedEntry {
   readonly type = "message";
   readonly id: string;
   readonly parentId: string | null;
-  readonly timestamp: string;
   /** The message's role. */
   readonly role: string;
   /** The 1-based line of the file it was read from. */
@@ -22,18 +21,26 @@ export class UnparsedEntry {
   #bytes: Uint8Array | null;
   readonly #start: number;
   readonly #end: number;
+  readonly #timestampStart: number;
+  readonly #timestampEnd: number;
   #entry: SessionEntry | null = null;
 
   constructor(head: MessageLineHead, line: number, dialect: SessionDialect, bytes: Uint8Array, start: number, end: number) {
     this.id = head.id;
     this.parentId = head.parentId;
-    this.timestamp = head.timestamp;
     this.role = head.role;
+    this.#timestampStart = head.timestampStart;
+    this.#timestampEnd = head.timestampEnd;
     this.line = line;
     this.#dialect = dialect;
     this.#bytes = bytes;
     this.#start = start;
     this.#end = end;
+  }
+
+  /** Read from the line's bytes when asked for (until it is parsed), not kept as a string per entry. */
+  get timestamp(): string {
+    return this.#entry ? this.#entry.timestamp : ascii(this.#bytes!, this.#timestampStart, this.#timestampEnd);
   }
 
   /** The entry, parsed from its line on the first call (the same object on every call). */

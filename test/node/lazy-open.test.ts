@@ -177,7 +177,8 @@ describe("readMessageLine", () => {
 
   it("reads the head of a line pi wrote, where the line ends, and whether it may hold a blob ref", () => {
     const line = '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"image","data":"blob:sha256:00","mimeType":"image/png"}],"timestamp":1}}';
-    expect(read(line)).toEqual({ id: "a1", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", role: "user", blobRef: true, end: encoder.encode(line).length });
+    const timestampStart = line.indexOf("2026");
+    expect(read(line)).toEqual({ id: "a1", parentId: null, timestampStart, timestampEnd: timestampStart + 24, role: "user", blobRef: true, end: encoder.encode(line).length });
     expect(read(line.replace("blob:", "blab:"))?.blobRef).toBe(false);
     expect(read(line.replace('"parentId":null', '"parentId":"p0"'))?.parentId).toBe("p0");
   });
