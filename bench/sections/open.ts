@@ -140,9 +140,10 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
       verdict: verdict(sample.median / pi.median <= 0.5),
     });
   }
-  for (const [name, label] of [
-    ["ours read-only", "ours (lazy: message lines proved, parsed on demand)"],
-    ["ours full parse", "ours (parse: \"full\", every line parsed at open)"],
+  // The target is the default open's; parsing every line is shown beside it.
+  for (const [name, label, target] of [
+    ["ours read-only", "ours (lazy, the default: message lines proved, parsed on demand)", true],
+    ["ours full parse", "ours (parse: \"full\", every line parsed at open)", false],
   ] as const) {
     const sample = get(name).sample;
     rows.push({
@@ -150,8 +151,8 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
       ours: timing(sample),
       peer: `bare ${timing(bare)}`,
       ratio: ratio(sample.median / bare.median),
-      target: "≤ 1.2×",
-      verdict: verdict(sample.median / bare.median <= 1.2),
+      target: target ? "≤ 1.2×" : "—",
+      verdict: target ? verdict(sample.median / bare.median <= 1.2) : "info",
     });
   }
   const oursContext = get("ours read-only").last.context as SessionContext;
