@@ -1,6 +1,7 @@
 import { playwright } from "@vitest/browser-playwright";
 import { defineConfig } from "vitest/config";
 import { chromiumArgs, chromiumExecutable } from "./chromium.config.js";
+import { browserCommands } from "./test/browser-commands.js";
 
 export default defineConfig({
   test: {
@@ -25,6 +26,7 @@ export default defineConfig({
             screenshotFailures: false,
             instances: [{ browser: "chromium" }],
             provider: playwright({ launchOptions: { executablePath: chromiumExecutable, args: chromiumArgs } }),
+            commands: browserCommands,
           },
         },
       },

@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,huge,profile
- *                 (default: open,heap,appends,list,list-readonly,archive, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,remote,huge,profile
+ *                 (default: open,heap,appends,list,list-readonly,archive,remote, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -26,11 +26,12 @@ import { benchHeap } from "./sections/heap.js";
 import { benchHuge } from "./sections/huge.js";
 import { benchListing } from "./sections/listing.js";
 import { benchOpen } from "./sections/open.js";
+import { benchRemote } from "./sections/remote.js";
 import { benchStoreListing } from "./sections/store-listing.js";
 import { profileOurs } from "./sections/profile.js";
 
-const SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "huge", "profile"] as const;
-const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive"];
+const SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "remote", "huge", "profile"] as const;
+const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "remote"];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
       return { rows: archiveRows, notes: archiveRows.flatMap((row) => (row.note ? [`${row.name}: ${row.note}`] : [])) };
     });
   }
+  if (only.includes("remote")) await section("remote stores: appends over the Electron bridge", () => benchRemote(runs));
   if (only.includes("huge")) {
     try {
       await section("1 GiB session (child processes)", () => benchHuge());

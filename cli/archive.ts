@@ -24,6 +24,7 @@ import {
 import { discoverAgentStores, storeAt, type AgentStore } from "./agent-stores.js";
 import { lookupContext, type Run } from "./commands.js";
 import { CliError } from "./errors.js";
+import { exportHtmlCommand } from "./export-html.js";
 import { archiveProgress } from "./progress.js";
 import { exportView, resolveSessionArgument, statOrNull, type ExportView, type SessionFileRef } from "./store.js";
 
@@ -67,6 +68,7 @@ async function requireFile(file: string): Promise<void> {
 // ---------------------------------------------------------------------------
 
 export async function exportCommand(run: Run): Promise<number> {
+  if (run.args.html) return exportHtmlCommand(run);
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
   const dirInfo = await statOrNull(outputDir);

@@ -4,7 +4,7 @@ import type { ConflictPolicy } from "../src/index.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
 import { UsageError } from "./errors.js";
 
-export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import"] as const;
+export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
@@ -33,6 +33,8 @@ Commands:
       --leaf ID                  only the branch root → entry ID (one session argument)
       --no-blobs                 leave the blobs out (the sessions keep their blob refs)
       --force                    replace FILE when it exists (without it, export refuses)
+      --html                     one HTML file instead: the viewer and the session (its images
+                                 inline), readable offline from file:// (one session argument)
   import <archive.zip|file.jsonl|dir>
                                  into the root: an archive, a pi session file (any version), or
                                  every .jsonl below a dir as one batch. All or nothing: anything
@@ -40,6 +42,13 @@ Commands:
       --on-conflict POLICY       a session id already stored: auto (default: skip identical,
                                  extend a prefix, fork a diverged one), skip, replace or fork
       --dry-run                  check and plan everything, write nothing; the summary is the same
+  serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
+                                 Ctrl+C; prints the URL to open (it holds a random access token).
+                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only
+      --write                    allow changes (appends, writes, writer locks)
+      --port N                   default 4174 (0: any free port)
+      --host ADDR                listen on another interface (warns unless it is a loopback one)
+      --allow-origin URL         also accept requests from pages of URL's origin (a dev server)
 
 A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
 prints them).
@@ -76,6 +85,14 @@ export interface ParsedCommand {
   dryRun: boolean;
   /** export --force: replace an existing output file. */
   force: boolean;
+  /** serve: every --root (the others take one). */
+  roots: string[];
+  port: number | undefined;
+  host: string | undefined;
+  write: boolean;
+  allowOrigins: string[];
+  /** export --html: a self-contained HTML file instead of an archive. */
+  html: boolean;
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
@@ -88,8 +105,9 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   tree: [],
   verify: [],
   migrate: [],
-  export: ["output", "leaf", "no-blobs", "force"],
+  export: ["output", "leaf", "no-blobs", "force", "html"],
   import: ["on-conflict", "dry-run"],
+  serve: ["port", "host", "write", "allow-origin"],
 };
 const GLOBAL_FLAGS = ["root", "agent", "json", "help"];
 
@@ -103,6 +121,7 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   migrate: { max: 1, what: "a session file or id prefix" },
   export: { max: Infinity, what: "a session file or id prefix" },
   import: { max: 1, what: "an archive, a session file or a directory" },
+  serve: { max: 0, what: "" },
 };
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
@@ -113,7 +132,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       allowPositionals: true,
       strict: true,
       options: {
-        root: { type: "string" },
+        root: { type: "string", multiple: true },
         agent: { type: "string" },
         all: { type: "boolean" },
         cwd: { type: "string" },
@@ -124,6 +143,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         "on-conflict": { type: "string" },
         "dry-run": { type: "boolean" },
         force: { type: "boolean" },
+        port: { type: "string" },
+        host: { type: "string" },
+        write: { type: "boolean" },
+        "allow-origin": { type: "string", multiple: true },
+        html: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -147,6 +171,15 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
+    if (values.html && rest.length > 1) throw new UsageError(`--html exports a single session, got ${rest.length}`);
+    if (values.html && values["no-blobs"]) throw new UsageError("--html always includes the images (--no-blobs is for archives)");
+  }
+  const roots = values.root ?? [];
+  if (name !== "serve" && roots.length > 1) throw new UsageError(`--root given ${roots.length} times (only serve takes several)`);
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!/^\d+$/.test(values.port!) || port > 65535)) throw new UsageError(`--port must be a number from 0 to 65535 (got "${values.port}")`);
+  for (const origin of values["allow-origin"] ?? []) {
+    if (!URL.canParse(origin)) throw new UsageError(`--allow-origin must be a URL such as http://localhost:5173 (got "${origin}")`);
   }
   if (values.agent !== undefined && !(AGENTS as readonly string[]).includes(values.agent)) {
     throw new UsageError(`--agent must be ${AGENTS.slice(0, -1).join(", ")} or ${AGENTS.at(-1)} (got "${values.agent}")`);
@@ -160,7 +193,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     command: name,
     target: rest[0] ?? "",
     targets: rest,
-    root: values.root,
+    root: roots[0],
     agent: values.agent as AgentName | undefined,
     all: values.all ?? false,
     cwd: values.cwd,
@@ -171,5 +204,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     onConflict: onConflict as ConflictPolicy,
     dryRun: values["dry-run"] ?? false,
     force: values.force ?? false,
+    roots,
+    port,
+    host: values.host,
+    write: values.write ?? false,
+    allowOrigins: values["allow-origin"] ?? [],
+    html: values.html ?? false,
   };
 }

@@ -13,6 +13,7 @@ import { readingStorage } from "./store-cache.js";
 import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
+import { serveCommand } from "./serve/command.js";
 
 export interface Io {
   stdout(text: string): void;
@@ -106,7 +107,7 @@ export async function lookupContext(run: Run) {
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
 export type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand };
 
 async function ls(run: Run): Promise<number> {
   const stores = await run.stores();

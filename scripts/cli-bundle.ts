@@ -11,6 +11,12 @@ import { build, type BuildOptions } from "esbuild";
 
 const REPO = join(fileURLToPath(import.meta.url), "../..");
 
+/**
+ * An ESM bundle holding CommonJS packages (ws) needs a `require` for their `require("events")`;
+ * ws's optional native helpers stay out (ws runs without them).
+ */
+export const ESM_BUNDLE_OF_CJS = { banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' } };
+
 /** How the CLI is bundled, wherever it is. `.mjs`: the bundle is an ES module wherever it is put. */
 export const CLI_BUNDLE_OPTIONS: BuildOptions = {
   entryPoints: [join(REPO, "cli/main.ts")],
@@ -20,6 +26,8 @@ export const CLI_BUNDLE_OPTIONS: BuildOptions = {
   target: "node20",
   minify: true,
   legalComments: "none",
+  external: ["bufferutil", "utf-8-validate"],
+  ...ESM_BUNDLE_OF_CJS,
   logLevel: "silent",
 };
 

@@ -4,6 +4,7 @@ export type SessionErrorCode =
   | "not-a-session" // the file exists but its first record is not a session header
   | "entry-not-found" // an id that is not in the session
   | "read-only" // a write on a session opened read-only
+  | "not-read-only" // follow() on a session that writes its file itself
   | "closed" // a call after close()
   | "persist-failed" // a write failed; latched: every later write reports it
   | "rewrite-failed"; // a rename, move, fork or rewrite failed; the files are as they were before it

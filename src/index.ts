@@ -30,5 +30,6 @@ export { breadcrumbPath, readBreadcrumb, writeBreadcrumb, BREADCRUMB_DIR, type T
 export { sideFolderOf } from "./session/relocate.js";
 export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
+export { SessionTail, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow, type TailRead } from "./session/follow.js";
 export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
 export * from "./archive/index.js";

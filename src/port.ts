@@ -12,7 +12,9 @@ export type StorageErrorCode =
   | "corrupt" // stored bytes are not what they must be (bad session file, bad record)
   | "io" // any other backend failure
   | "unsupported" // the backend cannot do this here
-  | "invalid"; // the caller passed something malformed (a path with "..", a bad message)
+  | "invalid" // the caller passed something malformed (a path with "..", a bad message)
+  | "read-only" // a change refused because the storage is served read-only
+  | "forbidden"; // a path the storage's path policy does not expose
 
 export class StorageError extends Error {
   override readonly name = "StorageError";

@@ -1,19 +1,119 @@
 /**
- * The session viewer: `npx vite build web-demo` writes web-demo/dist;
- * `npx vite preview web-demo --port 4174 --strictPort --host 127.0.0.1` serves it.
+ * The viewer, built by `vite build web-demo` into web-demo/dist: the app (index.html, its
+ * scripts and styles as files, a Content Security Policy in a meta tag forbidding inline and
+ * remote script), and the export template (dist/export-template.html: the same viewer as one
+ * file, script and style inline and allowed by their sha-256 in its own policy), which
+ * `sessionkit export --html` and the viewer's "Export HTML" fill with a session.
+ * `npx vite preview web-demo --port 4174 --strictPort --host 127.0.0.1` serves the build.
  */
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vite";
+import { build, defineConfig, type Plugin } from "vite";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+const cacheDir = fileURLToPath(new URL("../node_modules/.vite-viewer", import.meta.url));
+
+/** The served app's policy: its own files only; images also from data: and blob: URLs (session images). */
+export const APP_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join("; ");
+
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+
+/** Makes inline script text safe inside <script>: no "</script" or "<!--" can end or confuse the element. */
+const inlineSafe = (code: string) => code.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--");
+
+function appCsp(): Plugin {
+  return {
+    name: "sessionkit-app-csp",
+    apply: "build",
+    transformIndexHtml: (html) => html.replace("<head>", `<head>\n    <meta http-equiv="Content-Security-Policy" content="${APP_CSP}" />`),
+  };
+}
+
+/** After the app build: the export build (one script, one stylesheet), inlined into one HTML file. */
+function exportTemplate(): Plugin {
+  let outDir = join(root, "dist");
+  return {
+    name: "sessionkit-export-template",
+    apply: "build",
+    configResolved(config) {
+      outDir = config.build.outDir.startsWith("/") ? config.build.outDir : join(root, config.build.outDir);
+    },
+    async closeBundle() {
+      const out = await mkdtemp(join(tmpdir(), "sessionkit-export-build-"));
+      try {
+        await build({
+          configFile: false,
+          root,
+          base: "./",
+          cacheDir,
+          logLevel: "warn",
+          build: {
+            outDir: out,
+            emptyOutDir: true,
+            target: "es2022",
+            modulePreload: false,
+            cssCodeSplit: false,
+            assetsInlineLimit: Number.MAX_SAFE_INTEGER,
+            rolldownOptions: { input: join(root, "export.html"), output: { codeSplitting: false } },
+          },
+        });
+        const assets = join(out, "assets");
+        const files = await readdir(assets);
+        const js = files.filter((f) => f.endsWith(".js"));
+        const css = files.filter((f) => f.endsWith(".css"));
+        if (js.length !== 1 || css.length !== 1) throw new Error(`export build: expected one script and one stylesheet, got ${files.join(", ")}`);
+        const script = inlineSafe(await readFile(join(assets, js[0]!), "utf8"));
+        const style = (await readFile(join(assets, css[0]!), "utf8")).replace(/<\/(style)/gi, "<\\/$1");
+        const csp = [
+          "default-src 'none'",
+          `script-src ${sha256(script)}`,
+          `style-src ${sha256(style)}`,
+          "img-src data: blob:",
+          "object-src 'none'",
+          "base-uri 'none'",
+          "form-action 'none'",
+        ].join("; ");
+        let html = await readFile(join(out, "export.html"), "utf8");
+        html = html
+          .replace(/<script type="module" crossorigin src="[^"]+"><\/script>/, "")
+          .replace(/<link rel="stylesheet" crossorigin href="[^"]+">/, "")
+          .replace("<head>", `<head>\n    <meta http-equiv="Content-Security-Policy" content="${csp}" />`)
+          .replace("</head>", () => `<style>${style}</style>\n  </head>`)
+          .replace("</body>", () => `<script type="module">${script}</script>\n  </body>`);
+        if (!html.includes("<!--sessionkit:data-->")) throw new Error("export build: the data marker is gone from export.html");
+        if (/<script[^>]+src=|<link[^>]+stylesheet/.test(html)) throw new Error("export build: a script or stylesheet is still external");
+        await writeFile(join(outDir, "export-template.html"), html);
+      } finally {
+        await rm(out, { recursive: true, force: true });
+      }
+    },
+  };
+}
 
 export default defineConfig({
-  root: fileURLToPath(new URL(".", import.meta.url)),
+  root,
   // Relative asset URLs: the built viewer works from any path it is served under.
   base: "./",
   // Its own cache: never share pre-bundled deps with vitest or the e2e test page.
-  cacheDir: fileURLToPath(new URL("../node_modules/.vite-viewer", import.meta.url)),
+  cacheDir,
   build: { outDir: "dist", emptyOutDir: true, target: "es2022" },
   // The OPFS adapter starts a module worker that imports the rpc code: ES module output.
   worker: { format: "es" },
+  plugins: [appCsp(), exportTemplate()],
   server: { host: "127.0.0.1", port: 4174, strictPort: true },
   preview: { host: "127.0.0.1", port: 4174, strictPort: true },
 });

@@ -50,7 +50,9 @@ import {
   type FileStat,
   type StorageLock,
   type StoragePort,
+  type StorageWatch,
 } from "../../src/port.js";
+import { BroadcastChanges } from "../broadcast-changes.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 
@@ -71,6 +73,8 @@ export type IndexedDbStorage = StoragePort & {
   readonly kind: "indexeddb";
   sync(path: string): Promise<void>;
   acquireLock(key: string): Promise<StorageLock>;
+  /** Changes by this port at once; by other tabs, workers and ports of the database over a BroadcastChannel. */
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
   close(): Promise<void>;
 };
 
@@ -172,12 +176,15 @@ class IndexedDbPort implements IndexedDbStorage {
    * the stored record.
    */
   private readonly remembered = new Map<string, FileMeta>();
+  private readonly changes: BroadcastChanges;
 
   constructor(
     private readonly factory: IDBFactory | undefined,
     private readonly dbName: string,
     private readonly durability: Durability,
-  ) {}
+  ) {
+    this.changes = new BroadcastChanges(`sessionkit:indexeddb:${dbName}`);
+  }
 
   async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
     checkStoragePath(path);
@@ -242,6 +249,10 @@ class IndexedDbPort implements IndexedDbStorage {
     return acquireWebLock(`sessionkit:indexeddb:${this.dbName}:${key}`, key);
   }
 
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+    return this.changes.watch(dir, onChange);
+  }
+
   /** Closes the connection once issued operations are under way; a later call reopens it. */
   async close(): Promise<void> {
     const turn = this.takeTurn();
@@ -277,7 +288,11 @@ class IndexedDbPort implements IndexedDbStorage {
         (tx, release) => new BatchTransaction(tx, this.remembered).apply(batch.callers, steps(), release),
         { onTurn: closeBatch, holdTurn: true },
       ).then(
-        (failures) => batch.callers.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve())),
+        (failures) => {
+          batch.callers.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve()));
+          // Committed: tell watchers (here and in other tabs) which files changed.
+          this.changes.notify(batch.callers.filter((caller, i) => !failures[i] && caller.operation.kind !== "sync").map((caller) => caller.operation.path));
+        },
         (error: unknown) => {
           // What the port remembered may include this batch's writes, which did not land.
           this.remembered.clear();

@@ -16,12 +16,15 @@ import {
   type FileStat,
   type StorageLock,
   type StoragePort,
+  type StorageWatch,
 } from "../../src/port.js";
+import { WatcherSet } from "../watchers.js";
 
 export type MemoryStorage = StoragePort & {
   readonly kind: "memory";
   sync(path: string): Promise<void>;
   acquireLock(key: string): Promise<StorageLock>;
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
 };
 
 interface MemoryFile {
@@ -38,6 +41,7 @@ export function memoryStorage(): MemoryStorage {
   /** Directory path -> number of files below it; a directory exists while its count is > 0. */
   const dirFileCounts = new Map<string, number>();
   const heldLocks = new Set<string>();
+  const watchers = new WatcherSet();
 
   function ancestors(path: string): string[] {
     const dirs: string[] = [];
@@ -109,6 +113,7 @@ export function memoryStorage(): MemoryStorage {
       file.buffer.set(data, file.size);
       file.size = needed;
       file.mtimeMs = Date.now();
+      watchers.notify(path);
     },
 
     async write(path: string, data: Uint8Array): Promise<void> {
@@ -121,6 +126,7 @@ export function memoryStorage(): MemoryStorage {
       } else {
         createFile(path, data.slice(), data.length);
       }
+      watchers.notify(path);
     },
 
     async truncate(path: string, size: number): Promise<void> {
@@ -134,11 +140,15 @@ export function memoryStorage(): MemoryStorage {
       }
       file.size = size;
       file.mtimeMs = Date.now();
+      watchers.notify(path);
     },
 
     async remove(path: string): Promise<void> {
       checkStoragePath(path);
-      deleteFile(path);
+      if (files.has(path)) {
+        deleteFile(path);
+        watchers.notify(path);
+      }
     },
 
     async sync(path: string): Promise<void> {
@@ -159,6 +169,10 @@ export function memoryStorage(): MemoryStorage {
           heldLocks.delete(key);
         },
       };
+    },
+
+    async watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+      return watchers.add(dir, onChange);
     },
   };
 }

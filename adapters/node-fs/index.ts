@@ -20,11 +20,22 @@ import {
   type FileStat,
   type StorageLock,
   type StoragePort,
+  type StorageWatch,
 } from "../../src/port.js";
+import { WatcherSet } from "../watchers.js";
+import { watchTree, type WatchMode } from "./watch-tree.js";
 
 export interface NodeFsStorageOptions {
   /** Directory that holds everything; "~/" expands to the home directory. Created on first write. */
   root: string;
+  /**
+   * How `watch` sees changes made by other processes: "auto" (default) uses fs.watch and polls
+   * where it is unsupported or fails; "poll" always polls. This port's own changes are reported
+   * at once either way.
+   */
+  watchMode?: WatchMode;
+  /** How often a polling watch looks; default 500 ms. */
+  pollIntervalMs?: number;
 }
 
 export type NodeFsStorage = StoragePort & {
@@ -33,11 +44,13 @@ export type NodeFsStorage = StoragePort & {
   readonly root: string;
   sync(path: string): Promise<void>;
   acquireLock(key: string): Promise<StorageLock>;
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
   close(): Promise<void>;
 };
 
 /** Open append handles kept at once; the least recently used one is closed beyond this. */
 const MAX_APPEND_HANDLES = 32;
+const DEFAULT_POLL_INTERVAL_MS = 500;
 /** An unreadable lock file younger than this may be one whose owner is still writing it. */
 const UNREADABLE_LOCK_GRACE_MS = 10_000;
 const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
@@ -54,6 +67,9 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
   const appendHandles = new Map<string, FileHandle>();
   /** path -> tail of the chain of operations that change that file, so they run in call order. */
   const queues = new Map<string, Promise<void>>();
+  /** Subscribers of `watch`, told of this port's own changes as soon as they are made. */
+  const ownChanges = new WatcherSet();
+  const changed = (path: string) => () => ownChanges.notify(path);
 
   function toFile(path: string): string {
     return nodePath.join(root, ...checkStoragePath(path).split("/"));
@@ -237,7 +253,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
         } catch (error) {
           throw toStorageError(error, "append to", path);
         }
-      });
+      }).then(changed(path));
     },
 
     async write(path: string, data: Uint8Array): Promise<void> {
@@ -262,7 +278,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
           throw toStorageError(error, "write", path);
         }
         await syncDirectory(dir);
-      });
+      }).then(changed(path));
     },
 
     async truncate(path: string, size: number): Promise<void> {
@@ -279,7 +295,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
         } catch (error) {
           throw toStorageError(error, "truncate", path);
         }
-      });
+      }).then(changed(path));
     },
 
     async remove(path: string): Promise<void> {
@@ -291,7 +307,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
         } catch (error) {
           throw toStorageError(error, "remove", path);
         }
-      });
+      }).then(changed(path));
     },
 
     async sync(path: string): Promise<void> {
@@ -320,6 +336,16 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
       } catch (error) {
         throw toStorageError(error, "lock", key);
       }
+    },
+
+    async watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+      checkStoragePath(dir, { allowRoot: true });
+      const tree = await watchTree(root, dir, onChange, {
+        mode: options.watchMode ?? "auto",
+        pollIntervalMs: options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+        ignore: (name) => TEMP_FILE.test(name),
+      });
+      return ownChanges.add(dir, onChange, () => tree.close());
     },
 
     async close(): Promise<void> {

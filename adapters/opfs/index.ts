@@ -4,11 +4,12 @@
  * `opfsWorkerStorage()` is the same port without the hop.
  */
 import { StorageError, type ByteRange } from "../../src/port.js";
+import { BroadcastChanges } from "../broadcast-changes.js";
 import { rpcClientStorage } from "../rpc/client.js";
 import { encodeWorkerName } from "./worker-config.js";
-import type { OpfsLocation, OpfsStorage } from "./worker-storage.js";
+import { opfsChangesChannel, type OpfsLocation, type OpfsStorage } from "./worker-storage.js";
 
-export { DEFAULT_OPFS_ROOT, opfsWorkerStorage, type OpfsLocation, type OpfsStorage } from "./worker-storage.js";
+export { DEFAULT_OPFS_ROOT, opfsChangesChannel, opfsWorkerStorage, type OpfsLocation, type OpfsStorage } from "./worker-storage.js";
 
 export interface OpfsStorageOptions extends OpfsLocation {
   /** How long a call waits for the worker before failing with "io"; default 30 s. */
@@ -20,6 +21,8 @@ export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
   const { timeoutMs, ...location } = options ?? {};
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: encodeWorkerName(location) });
   const client = rpcClientStorage(worker, { kind: "opfs", ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  // The worker reports every change it makes on the directory's channel; so do other tabs' workers.
+  const changes = new BroadcastChanges(opfsChangesChannel(location));
   return {
     kind: "opfs",
     read: (path: string, range?: ByteRange) => client.read(path, range),
@@ -31,7 +34,12 @@ export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
     remove: (path) => client.remove(path),
     sync: (path) => client.sync(path),
     acquireLock: (key) => client.acquireLock(key),
+    watch: (dir, onChange) => changes.watch(dir, onChange),
     // Ending the worker frees its handles and Web Locks even if the close call failed.
-    close: () => client.close().finally(() => worker.terminate()),
+    close: () =>
+      client.close().finally(() => {
+        worker.terminate();
+        changes.close();
+      }),
   };
 }

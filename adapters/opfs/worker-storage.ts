@@ -29,7 +29,9 @@ import {
   type FileStat,
   type StorageLock,
   type StoragePort,
+  type StorageWatch,
 } from "../../src/port.js";
+import { BroadcastChanges } from "../broadcast-changes.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 
@@ -44,10 +46,17 @@ export type OpfsStorage = StoragePort & {
   readonly kind: "opfs";
   sync(path: string): Promise<void>;
   acquireLock(key: string): Promise<StorageLock>;
+  /** Changes by any port on the same directory (this page, other tabs, workers), over a BroadcastChannel. */
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
   close(): Promise<void>;
 };
 
 export const DEFAULT_OPFS_ROOT = "sessionkit";
+
+/** The BroadcastChannel on which every port of one OPFS directory reports its changes. */
+export function opfsChangesChannel(location: OpfsLocation): string {
+  return `sessionkit:opfs:${location.bucket ?? ""}:${location.root ?? DEFAULT_OPFS_ROOT}`;
+}
 
 /** Names of in-flight `write` temp files; `list` hides them. */
 const TEMP_PREFIX = ".sessionkit-tmp-";
@@ -104,8 +113,10 @@ class OpfsPort implements OpfsStorage {
   private readonly open = new Map<string, OpenFile>();
   /** Per path, the end of the chain of its queued operations. */
   private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly changes: BroadcastChanges;
 
   constructor(options: OpfsLocation) {
+    this.changes = new BroadcastChanges(opfsChangesChannel(options));
     this.root = options.root ?? DEFAULT_OPFS_ROOT;
     if (this.root !== "") checkStoragePath(this.root);
     this.bucket = options.bucket;
@@ -161,7 +172,7 @@ class OpfsPort implements OpfsStorage {
   async append(path: string, data: Uint8Array): Promise<void> {
     checkStoragePath(path);
     const bytes = data.slice(); // the caller may reuse its buffer before our turn comes
-    return this.exclusive(path, `append ${path}`, async () => {
+    return this.changing(path, `append ${path}`, async () => {
       if (!this.syncHandles) return this.writeWritable(await this.fileHandle(path, true), bytes, "append", path);
       const open = await this.openFile(path, true);
       writeFully(open.access, bytes, open.size, path);
@@ -173,7 +184,7 @@ class OpfsPort implements OpfsStorage {
   async write(path: string, data: Uint8Array): Promise<void> {
     checkStoragePath(path);
     const bytes = data.slice();
-    return this.exclusive(path, `write ${path}`, async () => {
+    return this.changing(path, `write ${path}`, async () => {
       const dir = await this.directory(parentDir(path), true);
       const name = baseName(path);
       const existing = await fileIn(dir, name, false, path); // fails now if `path` is a directory
@@ -206,7 +217,7 @@ class OpfsPort implements OpfsStorage {
 
   async truncate(path: string, size: number): Promise<void> {
     checkStoragePath(path);
-    return this.exclusive(path, `truncate ${path}`, async () => {
+    return this.changing(path, `truncate ${path}`, async () => {
       const current = await this.statNow(path);
       if (!current) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
       if (!Number.isSafeInteger(size) || size < 0 || size > current.size) {
@@ -227,7 +238,7 @@ class OpfsPort implements OpfsStorage {
 
   async remove(path: string): Promise<void> {
     checkStoragePath(path);
-    return this.exclusive(path, `remove ${path}`, async () => {
+    return this.changing(path, `remove ${path}`, async () => {
       this.release(path);
       const dir = await this.directory(parentDir(path), false);
       // Nothing to do when the file is missing or the path names a directory.
@@ -263,6 +274,10 @@ class OpfsPort implements OpfsStorage {
     };
   }
 
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+    return this.changes.watch(dir, onChange);
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.tails.values()]);
     for (const path of [...this.open.keys()]) this.release(path);
@@ -287,6 +302,12 @@ class OpfsPort implements OpfsStorage {
       if (this.tails.get(path) === tail) this.tails.delete(path);
     });
     return result;
+  }
+
+  /** An `exclusive` operation that changes the file: reported to watchers once it succeeded. */
+  private async changing(path: string, action: string, operation: () => Promise<void>): Promise<void> {
+    await this.exclusive(path, action, operation);
+    this.changes.notify([path]);
   }
 
   /** The open sync handle of a file, opening (and with `create`, creating) it; null if missing. */

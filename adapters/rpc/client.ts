@@ -10,7 +10,7 @@
  * made meanwhile wait until its commit is sent. Over an endpoint, calls made in one turn of the
  * event loop travel as one message (up to `chunkBytes` of payload), and so do their replies.
  */
-import { StorageError, type ByteRange, type DirEntry, type FileStat, type StorageLock, type StoragePort } from "../../src/port.js";
+import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type FileStat, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
   DEFAULT_CHUNK_BYTES,
@@ -18,6 +18,7 @@ import {
   errorFromResponse,
   invalidMessage,
   isRpcMessage,
+  pushSchema,
   responseBatchSchema,
   responseSchema,
   resultSchemas,
@@ -38,12 +39,25 @@ export interface RpcClientOptions {
   timeoutMs?: number;
   /** Most payload bytes per message, both ways; default 1 MiB. */
   chunkBytes?: number;
+  /**
+   * Over a request function, how the server's pushes (watch notifications) reach this client:
+   * subscribes a listener, returns the function that unsubscribes. Over an endpoint they arrive
+   * on the endpoint. Without it, `watch` fails with "unsupported".
+   */
+  subscribe?: (listener: (message: unknown) => void) => () => void;
+  /**
+   * Sends a sign of life this often, for servers that hold a client's locks on a lease (see
+   * createStorageServer's `leaseMs`); off by default.
+   */
+  heartbeatMs?: number;
 }
 
 export type RpcStorage = StoragePort & {
   sync(path: string): Promise<void>;
   acquireLock(key: string): Promise<StorageLock>;
-  /** Closes the served port and stops listening; later calls fail with "io". */
+  /** The served port's changes, forwarded by the server. */
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
+  /** Ends this client's state on the server (its locks are released) and stops listening; later calls fail with "io". */
   close(): Promise<void>;
 };
 
@@ -79,6 +93,10 @@ class RpcClient implements RpcStorage {
   private readonly transmit: (request: RpcRequest) => void;
   private readonly pending = new Map<number, PendingCall>();
   private readonly detach: () => void;
+  /** Watches by id: the server's pushes name them. */
+  private readonly watches = new Map<string, (path: string) => void>();
+  private readonly canWatch: boolean;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
   private nextId = 1;
   /** Set once the client is closed or the peer is gone: every later call fails with it. */
   private ended: StorageError | undefined;
@@ -95,6 +113,11 @@ class RpcClient implements RpcStorage {
     this.kind = options?.kind ?? "rpc";
     this.timeoutMs = options?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.chunkBytes = options?.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    this.canWatch = typeof transport !== "function" || options?.subscribe !== undefined;
+    if (options?.heartbeatMs !== undefined) {
+      this.heartbeat = setInterval(() => void this.call({ op: "renew" }, "").catch(() => {}), options.heartbeatMs);
+      (this.heartbeat as Timer).unref?.();
+    }
     if (typeof transport === "function") {
       this.transmit = (request) => {
         let sent: Promise<unknown>;
@@ -108,7 +131,7 @@ class RpcClient implements RpcStorage {
           (error: unknown) => this.fail(request.id, (label) => notSent(label, error)),
         );
       };
-      this.detach = () => {};
+      this.detach = options?.subscribe?.((message) => this.receive(message)) ?? (() => {});
       return;
     }
     const stops = [
@@ -176,6 +199,28 @@ class RpcClient implements RpcStorage {
     let released: Promise<void> | undefined;
     return {
       release: () => (released ??= this.call({ op: "releaseLock", lockId }, key).then(() => undefined)),
+    };
+  }
+
+  async watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+    checkStoragePath(dir, { allowRoot: true });
+    if (!this.canWatch) throw new StorageError("unsupported", `rpc watch ${dir}: this transport carries no server pushes (pass subscribe)`, { path: dir });
+    // Named here, so that a push arriving before the reply already finds its watcher.
+    const watchId = crypto.randomUUID();
+    this.watches.set(watchId, onChange);
+    try {
+      await this.call({ op: "watch", watchId, dir }, dir);
+    } catch (error) {
+      this.watches.delete(watchId);
+      throw error;
+    }
+    let closed: Promise<void> | undefined;
+    return {
+      close: () =>
+        (closed ??= (async () => {
+          this.watches.delete(watchId);
+          if (!this.ended) await this.call({ op: "unwatch", watchId }, dir).catch(() => {});
+        })()),
     };
   }
 
@@ -296,6 +341,12 @@ class RpcClient implements RpcStorage {
   /** Routes a reply (or a batch of them) from the endpoint to its calls; one naming no call is dropped. */
   private receive(message: unknown): void {
     if (!isRpcMessage(message)) return;
+    if ("push" in message) {
+      const push = pushSchema.safeParse(message);
+      const onChange = push.success ? this.watches.get(push.data.watchId) : undefined;
+      if (push.success && onChange) for (const path of push.data.paths) onChange(path);
+      return;
+    }
     if ("responses" in message) {
       const batch = responseBatchSchema.safeParse(message);
       if (!batch.success) return;
@@ -353,6 +404,8 @@ class RpcClient implements RpcStorage {
     this.pending.clear();
     clearTimeout(this.watchdog);
     this.watchdog = undefined;
+    clearInterval(this.heartbeat);
+    this.watches.clear();
   }
 }
 

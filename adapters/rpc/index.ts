@@ -1,5 +1,15 @@
-/** A StoragePort over a message channel, and the server side that exposes any port on one. */
+/** A StoragePort over a message channel, and the server side that exposes any port on one (the HTTP client: ./http.js). */
 export { rpcClientStorage, type RequestTransport, type RpcClientOptions, type RpcStorage } from "./client.js";
 export type { MessageEndpoint } from "./endpoint.js";
-export { DEFAULT_CHUNK_BYTES, RPC_PROTOCOL, type RpcRequest, type RpcResponse } from "./protocol.js";
-export { handleStorageRequest, serveStorage } from "./server.js";
+export { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "./frame.js";
+export { webSocketEndpoint, type WebSocketLike } from "./websocket.js";
+export { DEFAULT_CHUNK_BYTES, RPC_PROTOCOL, type RpcPush, type RpcRequest, type RpcResponse } from "./protocol.js";
+export {
+  createStorageServer,
+  serveStorage,
+  type ClientConnection,
+  type ConnectOptions,
+  type ServeStorageOptions,
+  type StorageServer,
+  type StorageServerOptions,
+} from "./server.js";

@@ -47,6 +47,12 @@ export const callSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("sync"), path: z.string() }),
   z.object({ op: z.literal("acquireLock"), key: z.string() }),
   z.object({ op: z.literal("releaseLock"), lockId: transferId }),
+  /** Starts forwarding the served port's changes below `dir` as RpcPush messages; the client names the watch. */
+  z.object({ op: z.literal("watch"), watchId: transferId, dir: z.string() }),
+  z.object({ op: z.literal("unwatch"), watchId: transferId }),
+  /** Nothing but a sign of life, for a server that holds a client's state on a lease. */
+  z.object({ op: z.literal("renew") }),
+  /** Ends this client's state on the server (locks released, transfers and watches dropped). */
   z.object({ op: z.literal("close") }),
 ]);
 
@@ -88,12 +94,28 @@ export const resultSchemas = {
   sync: z.null(),
   acquireLock: z.object({ lockId: transferId }),
   releaseLock: z.null(),
+  watch: z.null(),
+  unwatch: z.null(),
+  renew: z.null(),
   close: z.null(),
 } satisfies Record<RpcOp, z.ZodType>;
 
+/** What the server sends unasked: the paths that changed below a watched directory. */
+export const pushSchema = z.object({
+  protocol: z.literal(RPC_PROTOCOL),
+  push: z.literal("changes"),
+  watchId: transferId,
+  paths: z.array(z.string()).min(1),
+});
+
+export type RpcPush = z.infer<typeof pushSchema>;
+
+/** The ops that change the served store: refused by a read-only server. */
+export const MUTATING_OPS: ReadonlySet<RpcOp> = new Set(["stage", "append", "write", "truncate", "remove", "acquireLock"]);
+
 export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
 
-const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid"]);
+const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden"]);
 
 export const responseSchema = z.discriminatedUnion("ok", [
   z.object({ protocol: z.literal(RPC_PROTOCOL), id: z.number().int(), ok: z.literal(true), result: z.unknown() }),
@@ -119,7 +141,7 @@ export interface RpcResponseBatch {
 export const responseBatchSchema = z.object({ protocol: z.literal(RPC_PROTOCOL), responses: z.array(z.unknown()) });
 
 /** True for a message that claims to be ours (the rest of an endpoint's traffic is ignored). */
-export function isRpcMessage(message: unknown): message is { protocol: typeof RPC_PROTOCOL; id?: unknown; requests?: unknown; responses?: unknown } {
+export function isRpcMessage(message: unknown): message is { protocol: typeof RPC_PROTOCOL; id?: unknown; requests?: unknown; responses?: unknown; push?: unknown } {
   return typeof message === "object" && message !== null && (message as { protocol?: unknown }).protocol === RPC_PROTOCOL;
 }
 

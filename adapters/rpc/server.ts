@@ -1,11 +1,22 @@
 /**
- * The server side of the storage rpc: exposes any StoragePort to rpc clients, over a message
- * endpoint (`serveStorage`) or one request at a time (`handleStorageRequest`, for
- * request/response channels such as Electron's ipcMain.handle).
+ * The server side of the storage rpc: exposes a StoragePort to rpc clients.
+ *
+ * `createStorageServer(port, options)` serves one port to many clients. Each client connection
+ * (`server.connect()`) has state of its own (staged transfers, held locks, watches) that no other
+ * client can name: ids are per client, so a client can never read, finish or release another's
+ * transfer or lock. A connection ends when its transport says the client is gone (`close()`), when
+ * the client sends `close`, or when its lease runs out: a client connected with `leaseMs` must be
+ * heard from (any call, or `renew`) at least that often. An ended connection releases its locks and
+ * answers every later request with "io".
+ *
+ * `serveStorage(port, endpoint)` serves a port to the one client at the other end of a message
+ * endpoint (a worker's `self`, a MessagePort): the connection ends when the endpoint closes.
  */
-import { StorageError, type StorageLock, type StoragePort } from "../../src/port.js";
+import { StorageError, checkStoragePath, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
+import { isAtOrBelow } from "../watchers.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
+  MUTATING_OPS,
   RPC_PROTOCOL,
   errorResponse,
   invalidMessage,
@@ -13,12 +24,72 @@ import {
   requestBatchSchema,
   requestSchema,
   type RpcCall,
+  type RpcPush,
   type RpcResponse,
   type RpcResponseBatch,
 } from "./protocol.js";
 
 /** Staged transfers a client stops pulling or pushing (it died mid-way) are dropped after this. */
 const STAGED_TTL_MS = 120_000;
+/** How long changes are gathered before one push carries them. */
+const PUSH_GATHER_MS = 5;
+
+export interface StorageServerOptions {
+  /** Refuse every call that would change the store (and locks) with StorageError "read-only". */
+  readOnly?: boolean;
+  /**
+   * The only paths clients may touch: these directories (storage paths, e.g. ["sessions", "blobs"])
+   * and everything below them. Other paths are refused with "forbidden"; a listing or watch of a
+   * directory above them shows only what lies on the way to them. Default: every path.
+   */
+  paths?: readonly string[];
+}
+
+export interface ConnectOptions {
+  /** Where this client's pushes (watch notifications) go; without it, `watch` is "unsupported". */
+  push?: (message: RpcPush) => void;
+  /** The client must be heard from at least this often, or its connection ends. Default: no lease. */
+  leaseMs?: number;
+  /** Called once when the connection ends (closed, lease run out, server closed). */
+  onEnd?: (reason: string) => void;
+}
+
+export interface StorageServer {
+  readonly port: StoragePort;
+  readonly readOnly: boolean;
+  connect(options?: ConnectOptions): ClientConnection;
+  /** Ends every connection (their locks are released). The port stays open: its owner closes it. */
+  close(): Promise<void>;
+}
+
+export interface ClientConnection {
+  /** Answers one request (never throws: failures, a malformed request included, are error responses). */
+  handle(request: unknown): Promise<RpcResponse>;
+  /** Answers a batch (`{protocol, requests}`), each request on its own, in order of arrival. */
+  handleBatch(message: unknown): Promise<RpcResponseBatch | RpcResponse>;
+  /** Ends the connection: releases its locks, drops its transfers and watches. Idempotent. */
+  close(reason?: string): Promise<void>;
+  readonly ended: boolean;
+  /** Locks this client holds now. */
+  readonly lockCount: number;
+}
+
+export function createStorageServer(port: StoragePort, options: StorageServerOptions = {}): StorageServer {
+  const policy = pathPolicy(options.paths);
+  const connections = new Set<Connection>();
+  return {
+    port,
+    readOnly: options.readOnly ?? false,
+    connect(connectOptions = {}) {
+      const connection = new Connection(port, options.readOnly ?? false, policy, connectOptions, () => connections.delete(connection));
+      connections.add(connection);
+      return connection;
+    },
+    async close() {
+      await Promise.all([...connections].map((connection) => connection.close("the storage server closed")));
+    },
+  };
+}
 
 interface ReadTransfer {
   data: Uint8Array;
@@ -32,73 +103,328 @@ interface Upload {
   touchedMs: number;
 }
 
-/** What a served port remembers between requests: staged transfers and held locks. */
-interface ServerState {
-  reads: Map<string, ReadTransfer>;
-  uploads: Map<string, Upload>;
-  locks: Map<string, StorageLock>;
-}
+class Connection implements ClientConnection {
+  private readonly reads = new Map<string, ReadTransfer>();
+  private readonly uploads = new Map<string, Upload>();
+  private readonly locks = new Map<string, StorageLock>();
+  private readonly watches = new Map<string, Promise<StorageWatch | null>>();
+  private endReason: string | undefined;
+  private leaseTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Paths gathered per watch until the next push. */
+  private readonly pendingPushes = new Map<string, Set<string>>();
+  private pushTimer: ReturnType<typeof setTimeout> | undefined;
 
-const serverStates = new WeakMap<StoragePort, ServerState>();
-
-function stateOf(port: StoragePort): ServerState {
-  let state = serverStates.get(port);
-  if (!state) {
-    state = { reads: new Map(), uploads: new Map(), locks: new Map() };
-    serverStates.set(port, state);
+  constructor(
+    private readonly port: StoragePort,
+    private readonly readOnly: boolean,
+    private readonly policy: PathPolicy,
+    private readonly options: ConnectOptions,
+    private readonly onClosed: () => void,
+  ) {
+    this.renewLease();
   }
-  return state;
-}
 
-/**
- * Answers one rpc request against `port`. Never throws: failures, including a malformed
- * request (StorageError "invalid"), come back as error responses carrying the StorageError code.
- * State between requests (staged transfers, locks) is kept per port.
- */
-export async function handleStorageRequest(port: StoragePort, request: unknown): Promise<RpcResponse> {
-  const parsed = requestSchema.safeParse(request);
-  if (!parsed.success) {
-    const id = isRpcMessage(request) && Number.isInteger(request.id) ? (request.id as number) : null;
-    return errorResponse(id, invalidMessage("storage request", parsed.error));
+  get ended(): boolean {
+    return this.endReason !== undefined;
   }
-  const { id, call } = parsed.data;
-  const state = stateOf(port);
-  dropStale(state, Date.now());
-  try {
-    return { protocol: RPC_PROTOCOL, id, ok: true, result: await perform(port, state, call) };
-  } catch (error) {
-    return errorResponse(id, asStorageError(error, call));
-  }
-}
 
-/**
- * Serves `port` on a message endpoint (e.g. `serveStorage(port, self)` in a worker). Messages
- * that are not rpc requests are ignored. Requests are handed to the port in the order they
- * arrive (each port call starts before the next message is looked at); a batch of requests is
- * answered with one message once all are done. Returns a function that stops serving.
- */
-export function serveStorage(port: StoragePort, endpoint: MessageEndpoint): () => void {
-  const stop = listen(endpoint, "message", (event) => {
-    const message = messageData(event);
-    if (!isRpcMessage(message) || "ok" in message || "responses" in message) return; // other traffic, or a response
-    if ("requests" in message) {
-      const batch = requestBatchSchema.safeParse(message);
-      if (!batch.success) return reply(endpoint, errorResponse(null, invalidMessage("storage request batch", batch.error)));
-      void Promise.all(batch.data.requests.map((request) => handleStorageRequest(port, request))).then((responses) => replyAll(endpoint, responses));
-      return;
+  get lockCount(): number {
+    return this.locks.size;
+  }
+
+  async handle(request: unknown): Promise<RpcResponse> {
+    const parsed = requestSchema.safeParse(request);
+    if (!parsed.success) {
+      const id = isRpcMessage(request) && Number.isInteger(request.id) ? (request.id as number) : null;
+      return errorResponse(id, invalidMessage("storage request", parsed.error));
     }
-    void handleStorageRequest(port, message).then((response) => reply(endpoint, response));
-  });
-  endpoint.start?.();
-  return stop;
+    const { id, call } = parsed.data;
+    if (this.endReason !== undefined) return errorResponse(id, new StorageError("io", `${call.op}: ${this.endReason}`));
+    this.renewLease();
+    this.dropStale(Date.now());
+    try {
+      return { protocol: RPC_PROTOCOL, id, ok: true, result: await this.perform(call) };
+    } catch (error) {
+      return errorResponse(id, asStorageError(error, call));
+    }
+  }
+
+  async handleBatch(message: unknown): Promise<RpcResponseBatch | RpcResponse> {
+    const batch = requestBatchSchema.safeParse(message);
+    if (!batch.success) return errorResponse(null, invalidMessage("storage request batch", batch.error));
+    // Each port call starts before the next request is looked at, so calls keep their order.
+    const responses = await Promise.all(batch.data.requests.map((request) => this.handle(request)));
+    return { protocol: RPC_PROTOCOL, responses };
+  }
+
+  async close(reason = "the storage connection is closed"): Promise<void> {
+    if (this.endReason !== undefined) return;
+    this.endReason = reason;
+    clearTimeout(this.leaseTimer);
+    clearTimeout(this.pushTimer);
+    this.onClosed();
+    this.reads.clear();
+    this.uploads.clear();
+    const locks = [...this.locks.values()];
+    this.locks.clear();
+    const watches = [...this.watches.values()];
+    this.watches.clear();
+    await Promise.all([
+      ...locks.map((lock) => lock.release().catch(() => {})),
+      ...watches.map(async (watch) => (await watch.catch(() => null))?.close()),
+    ]);
+    this.options.onEnd?.(reason);
+  }
+
+  private renewLease(): void {
+    const { leaseMs } = this.options;
+    if (leaseMs === undefined) return;
+    clearTimeout(this.leaseTimer);
+    this.leaseTimer = setTimeout(() => void this.close(`the client's lease of ${leaseMs} ms ran out`), leaseMs);
+    (this.leaseTimer as { unref?(): void }).unref?.();
+  }
+
+  private async perform(call: RpcCall): Promise<unknown> {
+    const { port } = this;
+    if (this.readOnly && MUTATING_OPS.has(call.op)) throw new StorageError("read-only", `${call.op} refused: the store is served read-only`, pathOption(call));
+    switch (call.op) {
+      case "read": {
+        const data = await port.read(this.policy.file(call.path), call.range);
+        if (data === null) return null;
+        if (data.length <= call.maxBytes) return { data, size: data.length };
+        // A snapshot, so the pieces the client pulls all come from this one read.
+        const transferId = crypto.randomUUID();
+        this.reads.set(transferId, { data, maxBytes: call.maxBytes, touchedMs: Date.now() });
+        return { data: data.slice(0, call.maxBytes), size: data.length, transferId };
+      }
+      case "readMore": {
+        const transfer = this.reads.get(call.transferId);
+        if (!transfer) throw new StorageError("invalid", `unknown or expired read transfer ${call.transferId}`);
+        transfer.touchedMs = Date.now();
+        const end = call.offset + transfer.maxBytes;
+        if (end >= transfer.data.length) this.reads.delete(call.transferId);
+        // slice, not subarray: a view would clone the whole snapshot buffer into the message.
+        return { data: transfer.data.slice(call.offset, end) };
+      }
+      case "stat":
+        return port.stat(this.policy.file(call.path));
+      case "list": {
+        const entries = await port.list(this.policy.dir(call.dir));
+        return entries.filter((entry) => this.policy.shows(call.dir === "" ? entry.name : `${call.dir}/${entry.name}`));
+      }
+      case "stage": {
+        const upload = this.uploads.get(call.transferId) ?? { parts: [], size: 0, touchedMs: 0 };
+        if (call.offset !== upload.size) {
+          this.uploads.delete(call.transferId);
+          throw new StorageError("invalid", `staged piece at ${call.offset} where ${upload.size} was expected`);
+        }
+        upload.parts.push(call.data);
+        upload.size += call.data.length;
+        upload.touchedMs = Date.now();
+        this.uploads.set(call.transferId, upload);
+        return null;
+      }
+      case "append":
+        await port.append(this.policy.file(call.path), this.contentBytes(call.content));
+        return null;
+      case "write":
+        await port.write(this.policy.file(call.path), this.contentBytes(call.content));
+        return null;
+      case "truncate":
+        await port.truncate(this.policy.file(call.path), call.size);
+        return null;
+      case "remove":
+        await port.remove(this.policy.file(call.path));
+        return null;
+      case "sync":
+        if (!port.sync) throw new StorageError("unsupported", `the ${port.kind} port has no sync`, { path: call.path });
+        await port.sync(this.policy.file(call.path));
+        return null;
+      case "acquireLock": {
+        if (!port.acquireLock) throw new StorageError("unsupported", `the ${port.kind} port has no locks`, { path: call.key });
+        const lock = await port.acquireLock(this.policy.file(call.key));
+        if (this.endReason !== undefined) {
+          // The client went away while the lock was being taken: nobody would ever release it.
+          await lock.release();
+          throw new StorageError("io", `acquireLock: ${this.endReason}`, { path: call.key });
+        }
+        const lockId = crypto.randomUUID();
+        this.locks.set(lockId, lock);
+        return { lockId };
+      }
+      case "releaseLock": {
+        const lock = this.locks.get(call.lockId);
+        this.locks.delete(call.lockId);
+        await lock?.release();
+        return null;
+      }
+      case "watch":
+        return this.watch(call.watchId, call.dir);
+      case "unwatch": {
+        const watch = this.watches.get(call.watchId);
+        this.watches.delete(call.watchId);
+        this.pendingPushes.delete(call.watchId);
+        await (await watch?.catch(() => null))?.close();
+        return null;
+      }
+      case "renew":
+        return null;
+      case "close":
+        await this.close("the client closed its connection");
+        return null;
+    }
+  }
+
+  private async watch(watchId: string, dir: string): Promise<null> {
+    const { push } = this.options;
+    if (!push) throw new StorageError("unsupported", "this connection carries no pushes: watch is not available", { path: dir });
+    if (!this.port.watch) throw new StorageError("unsupported", `the ${this.port.kind} port cannot watch`, { path: dir });
+    if (this.watches.has(watchId)) throw new StorageError("invalid", `watch ${watchId} already exists`);
+    const started = this.port.watch(this.policy.dir(dir), (path) => {
+      if (this.policy.shows(path)) this.gather(watchId, path);
+    });
+    this.watches.set(
+      watchId,
+      started.catch(() => null),
+    );
+    const watch = await started.catch((error: unknown) => {
+      this.watches.delete(watchId);
+      throw error;
+    });
+    if (this.endReason !== undefined || !this.watches.has(watchId)) await watch.close();
+    return null;
+  }
+
+  /** Changes that come in a burst (an append and its sync, several files) travel as one push. */
+  private gather(watchId: string, path: string): void {
+    if (this.endReason !== undefined || !this.watches.has(watchId)) return;
+    const paths = this.pendingPushes.get(watchId) ?? new Set();
+    paths.add(path);
+    this.pendingPushes.set(watchId, paths);
+    this.pushTimer ??= setTimeout(() => {
+      this.pushTimer = undefined;
+      const pending = [...this.pendingPushes];
+      this.pendingPushes.clear();
+      for (const [id, paths] of pending) {
+        if (!this.watches.has(id)) continue;
+        try {
+          this.options.push?.({ protocol: RPC_PROTOCOL, push: "changes", watchId: id, paths: [...paths] });
+        } catch {
+          // The transport is going away; its close ends this connection.
+        }
+      }
+    }, PUSH_GATHER_MS);
+  }
+
+  /** The bytes an append or write carries: inline, or its finished upload (consumed here). */
+  private contentBytes(content: Extract<RpcCall, { op: "append" }>["content"]): Uint8Array {
+    if (content.kind === "inline") return content.data;
+    const upload = this.uploads.get(content.transferId);
+    this.uploads.delete(content.transferId);
+    if (!upload || upload.size !== content.size) {
+      throw new StorageError("invalid", `staged upload ${content.transferId} has ${upload?.size ?? 0} of ${content.size} bytes`);
+    }
+    const data = new Uint8Array(upload.size);
+    let offset = 0;
+    for (const part of upload.parts) {
+      data.set(part, offset);
+      offset += part.length;
+    }
+    return data;
+  }
+
+  private dropStale(nowMs: number): void {
+    for (const transfers of [this.reads, this.uploads]) {
+      for (const [id, transfer] of transfers) if (nowMs - transfer.touchedMs > STAGED_TTL_MS) transfers.delete(id);
+    }
+  }
 }
 
-function replyAll(endpoint: MessageEndpoint, responses: RpcResponse[]): void {
+/** Which storage paths a server exposes. */
+interface PathPolicy {
+  /** Returns a file path (or lock key) clients may touch; throws "invalid" or "forbidden" otherwise. */
+  file(path: string): string;
+  /** Returns a directory clients may list or watch (one of the allowed ones, below one, or on the way to one). */
+  dir(dir: string): string;
+  /** True for a path inside an allowed directory, or on the way to one (shown in listings). */
+  shows(path: string): boolean;
+}
+
+function pathPolicy(allowed: readonly string[] | undefined): PathPolicy {
+  if (allowed === undefined) {
+    return { file: (path) => checkStoragePath(path), dir: (dir) => checkStoragePath(dir, { allowRoot: true }), shows: () => true };
+  }
+  for (const dir of allowed) checkStoragePath(dir);
+  const inside = (path: string) => allowed.some((dir) => isAtOrBelow(path, dir));
+  const onTheWay = (path: string) => allowed.some((dir) => isAtOrBelow(dir, path));
+  const forbidden = (path: string) => new StorageError("forbidden", `${JSON.stringify(path)} is outside the served paths (${allowed.join(", ")})`, { path });
+  return {
+    file(path) {
+      checkStoragePath(path);
+      if (!inside(path)) throw forbidden(path);
+      return path;
+    },
+    dir(dir) {
+      checkStoragePath(dir, { allowRoot: true });
+      if (!inside(dir) && !onTheWay(dir)) throw forbidden(dir);
+      return dir;
+    },
+    shows: (path) => inside(path) || onTheWay(path),
+  };
+}
+
+export interface ServeStorageOptions extends StorageServerOptions {
+  /** The client's `close` closes the served port too (it is this endpoint's alone, as in the OPFS worker). Default true. */
+  closePortOnClose?: boolean;
+}
+
+/**
+ * Serves `port` on a message endpoint (e.g. `serveStorage(port, self)` in a worker) to the one
+ * client at its other end. Messages that are not rpc requests are ignored. Requests are handed to
+ * the port in the order they arrive (each port call starts before the next message is looked at);
+ * a batch of requests is answered with one message once all are done. The connection ends (locks
+ * released) when the endpoint closes or serving stops. Returns a function that stops serving.
+ */
+export function serveStorage(port: StoragePort, endpoint: MessageEndpoint, options: ServeStorageOptions = {}): () => void {
+  const connection = createStorageServer(port, options).connect({ push: (message) => post(endpoint, message) });
+  const closePort = options.closePortOnClose ?? true;
+  const stops = [
+    listen(endpoint, "message", (event) => {
+      const message = messageData(event);
+      if (!isRpcMessage(message) || "ok" in message || "responses" in message || "push" in message) return; // other traffic
+      const answering = "requests" in message ? connection.handleBatch(message) : connection.handle(message);
+      void answering.then(async (answer) => {
+        // The port is closed before the reply: the client may end the worker as soon as it has it.
+        if (closePort && asksToClose(message)) await port.close?.().catch(() => {});
+        replyAll(endpoint, answer);
+      });
+    }),
+    listen(endpoint, "close", () => void connection.close("the client closed the channel")),
+  ];
+  endpoint.start?.();
+  return () => {
+    for (const stop of stops) stop();
+    void connection.close("serving stopped");
+  };
+}
+
+function asksToClose(message: unknown): boolean {
+  const requests = (message as { requests?: unknown }).requests;
+  const singles = Array.isArray(requests) ? requests : [message];
+  return singles.some((single) => (single as { call?: { op?: unknown } } | null)?.call?.op === "close");
+}
+
+function post(endpoint: MessageEndpoint, message: unknown): void {
+  endpoint.postMessage(message);
+}
+
+function replyAll(endpoint: MessageEndpoint, batch: RpcResponseBatch | RpcResponse): void {
+  if (!("responses" in batch)) return reply(endpoint, batch);
   try {
-    endpoint.postMessage({ protocol: RPC_PROTOCOL, responses } satisfies RpcResponseBatch);
+    endpoint.postMessage(batch);
   } catch {
     // A result could not be cloned: send them one by one, so only that call fails.
-    for (const response of responses) reply(endpoint, response);
+    for (const response of batch.responses) reply(endpoint, response);
   }
 }
 
@@ -112,100 +438,10 @@ function reply(endpoint: MessageEndpoint, response: RpcResponse): void {
   }
 }
 
-async function perform(port: StoragePort, state: ServerState, call: RpcCall): Promise<unknown> {
-  switch (call.op) {
-    case "read": {
-      const data = await port.read(call.path, call.range);
-      if (data === null) return null;
-      if (data.length <= call.maxBytes) return { data, size: data.length };
-      // A snapshot, so the pieces the client pulls all come from this one read.
-      const transferId = crypto.randomUUID();
-      state.reads.set(transferId, { data, maxBytes: call.maxBytes, touchedMs: Date.now() });
-      return { data: data.slice(0, call.maxBytes), size: data.length, transferId };
-    }
-    case "readMore": {
-      const transfer = state.reads.get(call.transferId);
-      if (!transfer) throw new StorageError("invalid", `unknown or expired read transfer ${call.transferId}`);
-      transfer.touchedMs = Date.now();
-      const end = call.offset + transfer.maxBytes;
-      if (end >= transfer.data.length) state.reads.delete(call.transferId);
-      // slice, not subarray: a view would clone the whole snapshot buffer into the message.
-      return { data: transfer.data.slice(call.offset, end) };
-    }
-    case "stat":
-      return port.stat(call.path);
-    case "list":
-      return port.list(call.dir);
-    case "stage": {
-      const upload = state.uploads.get(call.transferId) ?? { parts: [], size: 0, touchedMs: 0 };
-      if (call.offset !== upload.size) {
-        state.uploads.delete(call.transferId);
-        throw new StorageError("invalid", `staged piece at ${call.offset} where ${upload.size} was expected`);
-      }
-      upload.parts.push(call.data);
-      upload.size += call.data.length;
-      upload.touchedMs = Date.now();
-      state.uploads.set(call.transferId, upload);
-      return null;
-    }
-    case "append":
-      await port.append(call.path, contentBytes(state, call.content));
-      return null;
-    case "write":
-      await port.write(call.path, contentBytes(state, call.content));
-      return null;
-    case "truncate":
-      await port.truncate(call.path, call.size);
-      return null;
-    case "remove":
-      await port.remove(call.path);
-      return null;
-    case "sync":
-      if (!port.sync) throw new StorageError("unsupported", `the ${port.kind} port has no sync`, { path: call.path });
-      await port.sync(call.path);
-      return null;
-    case "acquireLock": {
-      if (!port.acquireLock) throw new StorageError("unsupported", `the ${port.kind} port has no locks`, { path: call.key });
-      const lock = await port.acquireLock(call.key);
-      const lockId = crypto.randomUUID();
-      state.locks.set(lockId, lock);
-      return { lockId };
-    }
-    case "releaseLock": {
-      const lock = state.locks.get(call.lockId);
-      state.locks.delete(call.lockId);
-      await lock?.release();
-      return null;
-    }
-    case "close":
-      await port.close?.();
-      return null;
-  }
-}
-
-type Content = Extract<RpcCall, { op: "append" }>["content"];
-
-/** The bytes an append or write carries: inline, or its finished upload (consumed here). */
-function contentBytes(state: ServerState, content: Content): Uint8Array {
-  if (content.kind === "inline") return content.data;
-  const upload = state.uploads.get(content.transferId);
-  state.uploads.delete(content.transferId);
-  if (!upload || upload.size !== content.size) {
-    throw new StorageError("invalid", `staged upload ${content.transferId} has ${upload?.size ?? 0} of ${content.size} bytes`);
-  }
-  const data = new Uint8Array(upload.size);
-  let offset = 0;
-  for (const part of upload.parts) {
-    data.set(part, offset);
-    offset += part.length;
-  }
-  return data;
-}
-
-function dropStale(state: ServerState, nowMs: number): void {
-  for (const transfers of [state.reads, state.uploads]) {
-    for (const [id, transfer] of transfers) if (nowMs - transfer.touchedMs > STAGED_TTL_MS) transfers.delete(id);
-  }
+function pathOption(call: RpcCall): { path?: string } {
+  if ("path" in call) return { path: call.path };
+  if ("key" in call) return { path: call.key };
+  return {};
 }
 
 function asStorageError(error: unknown, call: RpcCall): StorageError {

@@ -21,10 +21,12 @@ import { fileURLToPath } from "node:url";
 import { chromium, type CDPSession, type Page } from "playwright";
 import { createServer } from "vite";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { startServe } from "../../cli/serve/server.js";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import type { Backend } from "./app/main.js";
 import { selfTimes, type CpuProfile } from "./cpu-profile.js";
 import type { Breakdown } from "./timed-port.js";
+import { runViewerSection } from "./viewer.js";
 import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "./workload.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -46,6 +48,8 @@ const PREFIX = "sessionkit-bench-";
 
 const TARGET_APPENDS_MS = { indexeddb: 1000, opfs: 500 };
 const TARGET_OPEN_RATIO = 2;
+/** Open over `sessionkit serve` (the file in Node, the session in the page) against IndexedDB in the same page. */
+const TARGET_OPEN_HTTP_RATIO = 1.5;
 /**
  * "Quadratic" means the n² term of a least-squares fit t = a·n + b·n² makes up at least this share
  * of the fitted time at the largest count. (Ratios per doubling are printed too, but on a shared
@@ -254,8 +258,29 @@ async function prepareOpen(page: Page): Promise<OpenSetup> {
 }
 
 async function measureOpen(page: Page, setup: OpenSetup): Promise<void> {
-  for (let round = 1; round <= ROUNDS; round++) {
-    log(`open round ${round}/${ROUNDS}`);
+  // The same file served by `sessionkit serve --write` to this page (the open is a writer's, as on
+  // the other backends: it takes the lock): open over HTTP + WebSocket.
+  const served = await startServe({ stores: [{ root: setup.nodePort.root }], port: 0, viewerDir: null, write: true, allowOrigins: [new URL(page.url()).origin] });
+  const remote = [served.origin, served.token, served.stores[0]!.id] as const;
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      log(`open round ${round}/${ROUNDS}`);
+      const run = await page.evaluate(([origin, token, store]) => window.bench.openHttp(origin, token, store), remote);
+      setup.checks.set("http", run);
+      record("open http (serve)", run.ms);
+      await measureOpenRound(page, setup);
+    }
+  } finally {
+    await served.close();
+  }
+  const [first, ...others] = [...setup.checks.values()];
+  if (others.some((run) => run.entries !== first!.entries || run.contextMessages !== first!.contextMessages)) {
+    throw new Error(`the backends opened different sessions: ${JSON.stringify(Object.fromEntries(setup.checks))}`);
+  }
+}
+
+async function measureOpenRound(page: Page, setup: OpenSetup): Promise<void> {
+  {
     for (const backend of ["indexeddb", "opfs"] as const) {
       const run = await pageOpen(page, backend);
       setup.checks.set(backend, run);
@@ -264,10 +289,6 @@ async function measureOpen(page: Page, setup: OpenSetup): Promise<void> {
     const run = await timeOpen(setup.nodePort, OPEN_SESSION_PATH);
     setup.checks.set("node-fs", run);
     record("open node-fs", run.ms);
-  }
-  const [first, ...others] = [...setup.checks.values()];
-  if (others.some((run) => run.entries !== first!.entries || run.contextMessages !== first!.contextMessages)) {
-    throw new Error(`the backends opened different sessions: ${JSON.stringify(Object.fromEntries(setup.checks))}`);
   }
 }
 
@@ -435,6 +456,16 @@ function resultRows(openBytes: number): Row[] {
     });
   }
   rows.push({ name: `open + buildSessionContext, ${size} — node-fs`, value: ms(nodeOpen), peer: "—", ratio: "—", target: "scale", result: "—" });
+  const overHttp = med("open http (serve)");
+  const indexedDb = med(`open ${label("indexeddb")}`);
+  rows.push({
+    name: `open + buildSessionContext, ${size} — over sessionkit serve (file in Node; the page reads ranges by fetch, the rest over the WebSocket) vs IndexedDB in the same page`,
+    value: ms(overHttp),
+    peer: `indexeddb ${ms(indexedDb)}`,
+    ratio: times(overHttp / indexedDb),
+    target: `≤ ${TARGET_OPEN_HTTP_RATIO}× indexeddb`,
+    result: verdict(overHttp / indexedDb <= TARGET_OPEN_HTTP_RATIO),
+  });
   return rows;
 }
 
@@ -543,3 +574,4 @@ ${floorTable}
 }
 
 await main();
+await runViewerSection();

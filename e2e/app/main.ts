@@ -5,6 +5,7 @@
 import { indexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { opfsStorage } from "../../adapters/opfs/index.js";
+import { httpStorage } from "../../adapters/rpc/http.js";
 import { SessionManager, StorageError, isStorageError, type StoragePort } from "../../src/index.js";
 import { assistantMsg, userMsg } from "../../test/shared/messages.js";
 
@@ -22,6 +23,7 @@ const sessionkit = {
   indexedDbStorage,
   opfsStorage,
   memoryStorage,
+  httpStorage,
   openStorage,
   userMsg,
   assistantMsg,

@@ -33,6 +33,8 @@ export interface JsonlScan {
   bytes: number;
   /** Byte offset just past the last complete ("\n"-terminated) line. */
   completeBytes: number;
+  /** Lines before `completeBytes`, from the scan's start. */
+  completeLines: number;
   problems: LineProblem[];
   tail: JsonlTail;
 }
@@ -40,6 +42,8 @@ export interface JsonlScan {
 export interface JsonlScanOptions {
   /** Byte offset to start at (must be a line start). */
   offset?: number;
+  /** Lines before `offset`: line numbers continue from there. Default 0. */
+  firstLine?: number;
   /** Range size per read. */
   chunkSize?: number;
 }
@@ -61,7 +65,7 @@ export async function scanJsonl(
   const start = options.offset ?? 0;
   const decoder = lineDecoder();
   const problems: LineProblem[] = [];
-  let line = 0;
+  let line = options.firstLine ?? 0;
   let readPos = start;
   let bufStart = start; // file offset of the first carried byte
   // The unfinished last line, in pieces: joined once its newline arrives, so a line spanning many
@@ -103,6 +107,7 @@ export async function scanJsonl(
   }
 
   const completeBytes = bufStart;
+  const completeLines = line;
   let tail: JsonlTail = { kind: "clean" };
   const tailBytes = carry.length > 0 ? concatAll(carry) : null;
   if (tailBytes && tailBytes.length > 0) {
@@ -121,7 +126,7 @@ export async function scanJsonl(
       tail = { kind: "missing-newline" };
     }
   }
-  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, problems, tail };
+  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, completeLines, problems, tail };
 }
 
 /** The decoder of a file's lines: a byte order mark is dropped only at the file's start (see decodeLines). */

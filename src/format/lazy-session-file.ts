@@ -174,6 +174,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
     for (const read of reads) read.catch(() => {});
   }
 
+  const extent = { completeBytes: lineStart, completeLines: line };
   let tail: JsonlTail = { kind: "clean" };
   const tailBytes = carry.length > 0 ? concatAll(carry) : null;
   if (tailBytes && !handOver) {
@@ -206,6 +207,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
     migratedFrom: null,
     problems: sortByLine([...scanProblems, ...opened.reader.problems]),
     tail,
+    extent,
     entriesWithBlobRefs: withRefs,
   };
 }

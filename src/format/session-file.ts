@@ -30,6 +30,8 @@ export interface LoadedSessionFile {
   migratedFrom: number | null;
   problems: LineProblem[];
   tail: JsonlTail;
+  /** Where the complete lines end (an unterminated last line starts here), and how many lines that is: where following resumes. */
+  extent: { completeBytes: number; completeLines: number };
   /** Entries whose line holds a blob ref (the only ones that need resolving). */
   entriesWithBlobRefs: ReadonlySet<SessionEntry>;
 }
@@ -74,7 +76,18 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     if (withRefs.has(record)) entriesWithBlobRefs.add(entry);
   }
   const problems = sortByLine([...scan.problems, ...reader.problems]);
-  return { kind: "session", dialect, header: header.data as SessionHeader, entries, entryLines, migratedFrom, problems, tail: scan.tail, entriesWithBlobRefs };
+  return {
+    kind: "session",
+    dialect,
+    header: header.data as SessionHeader,
+    entries,
+    entryLines,
+    migratedFrom,
+    problems,
+    tail: scan.tail,
+    extent: { completeBytes: scan.completeBytes, completeLines: scan.completeLines },
+    entriesWithBlobRefs,
+  };
 }
 
 /** Turns the records after a file's header into canonical entries, one at a time, in file order. */

@@ -38,6 +38,7 @@ import {
 import { baseName, joinPath, parentDir, type StorageLock, type StoragePort } from "../port.js";
 import { readBreadcrumb, writeBreadcrumb, type TerminalBreadcrumb } from "./breadcrumbs.js";
 import { detachedPort } from "./detached-port.js";
+import { followSession, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow } from "./follow.js";
 import { buildContextOf, pathToRoot } from "./context.js";
 import { EntryList } from "./entry-list.js";
 import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
@@ -132,6 +133,8 @@ export class SessionManager {
   #migratedFrom: number | null = null;
   /** How the loaded file ended; a torn or unterminated tail is repaired before the next append. */
   #tailToRepair: { path: string; tail: JsonlTail } | null = null;
+  /** How far the load read the file, where `follow` reads on; null when it read no session. */
+  #loadedExtent: FileExtent | null = null;
 
   #queue: Promise<void> = Promise.resolve();
   #openBatch: AppendBatch | null = null;
@@ -289,6 +292,7 @@ export class SessionManager {
     // Locked before reading: what we read (a torn tail's offset) must still hold when we write.
     if (this.#persist) await this.#takeLock(path);
     const file = this.#options.parse === "lazy" ? await readSessionFileLazily(this.#storage, path) : await readSessionFile(this.#storage, path);
+    this.#loadedExtent = file.kind === "session" ? file.extent : null;
     if (file.kind !== "session") {
       // Missing or empty: a new session at this explicit path. An empty file holds nothing to
       // lose, so it gets its header now, as pi does.
@@ -776,6 +780,46 @@ export class SessionManager {
   async #settle(): Promise<void> {
     await this.#queue;
     if (this.#persistError) throw this.#persistError;
+  }
+
+  /**
+   * Follows the file while another process writes it (sessions opened with `readOnly: true`): on
+   * each change only the bytes after the last complete line are read, the new entries join the
+   * index and tree (leaf, labels, context), and `listener` hears about them. A rewritten file (other
+   * bytes before that point) is loaded again. See ./follow.ts.
+   */
+  async follow(listener: (update: FollowUpdate) => void, options: FollowOptions = {}): Promise<SessionFollow> {
+    this.#assertOpen();
+    const path = this.#sessionFile;
+    if (!this.#options.readOnly || !path) {
+      throw new SessionError("not-read-only", `follow needs a session opened with readOnly: true (${path ?? "in memory"} is written by this manager)`, { path });
+    }
+    return followSession(
+      {
+        storage: this.#storage,
+        path,
+        // A file migrated in memory cannot be read on from a byte offset: each change reloads it.
+        extent: this.#migratedFrom === null ? this.#loadedExtent : null,
+        dialect: () => this.#dialect,
+        lastTimestamp: () => this.#entries.heads.at(-1)?.timestamp ?? this.#header.timestamp,
+        knows: (id) => this.#entries.has(id),
+        add: async (entries, withBlobRefs, problems) => {
+          for (const problem of problems) this.#options.onWarning(`${path}: ${problem.message}`);
+          this.#problems = [...this.#problems, ...problems];
+          const resolved = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(entries, withBlobRefs) : entries;
+          for (const entry of resolved) {
+            this.#entries.push(entry);
+            this.#index(entry);
+          }
+        },
+        reload: async () => {
+          await this.#load(path);
+          return { exists: this.#loadedExtent !== null, extent: this.#migratedFrom === null ? this.#loadedExtent : null };
+        },
+      },
+      listener,
+      { onError: (error) => this.#options.onWarning(`${path}: following failed: ${error instanceof Error ? error.message : String(error)}`), ...options },
+    );
   }
 
   /** Resolves when every write so far is durable (synced); rejects with the latched error. */

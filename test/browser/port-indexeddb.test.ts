@@ -45,10 +45,15 @@ afterAll(async () => {
 });
 
 const conformanceDb = `sessionkit-test-${crypto.randomUUID()}`;
-describePortConformance("indexeddb", async () => {
-  const port = freshPort(conformanceDb);
-  return { port, cleanup: () => port.close() };
-});
+describePortConformance(
+  "indexeddb",
+  async () => {
+    const port = freshPort(conformanceDb);
+    // Another port on the database: its changes reach ours only over the BroadcastChannel.
+    return { port, openSecond: async () => freshPort(conformanceDb), cleanup: () => port.close() };
+  },
+  { sync: true, locks: true, watch: true, secondPort: true },
+);
 
 describe("indexeddb adapter", () => {
   it("a new port on the same database sees the files (reopen after reload)", async () => {

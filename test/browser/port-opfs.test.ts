@@ -35,10 +35,15 @@ afterAll(async () => {
 
 // One worker for the whole suite, as a page would use it (the suite gives each test its own directory).
 let conformancePort: OpfsStorage | undefined;
-describePortConformance("opfs (worker with sync access handles, through rpc)", async () => {
-  conformancePort ??= track(opfsStorage({ root: `${testRoot}/conformance-worker` }));
-  return { port: conformancePort };
-});
+describePortConformance(
+  "opfs (worker with sync access handles, through rpc)",
+  async () => {
+    conformancePort ??= track(opfsStorage({ root: `${testRoot}/conformance-worker` }));
+    // Another page's worker on the same directory: its changes reach ours only over the BroadcastChannel.
+    return { port: conformancePort, openSecond: async () => opfsStorage({ root: `${testRoot}/conformance-worker` }) };
+  },
+  { sync: true, locks: true, watch: true, secondPort: true },
+);
 
 // On the page there are no sync access handles: this is the createWritable fallback.
 describePortConformance("opfs (createWritable fallback on the main thread)", async () => {

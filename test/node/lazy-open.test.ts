@@ -132,6 +132,7 @@ describe("lazy reading equals the full read", () => {
           expect(lazy.entries.filter((entry) => entry instanceof UnparsedEntry).length, `chunk ${chunkSize}`).toBeGreaterThan(50);
           expect(lazy.problems, `chunk ${chunkSize}`).toEqual(full.problems);
           expect(lazy.tail).toEqual(full.tail);
+          expect(lazy.extent).toEqual(full.extent);
           expect(lazy.header).toEqual(full.header);
           expect(lazy.dialect).toBe(full.dialect);
           expect(entriesOf(lazy.entries), `chunk ${chunkSize}`).toEqual(full.entries);

@@ -20,6 +20,7 @@ function withoutLocks(port: StoragePort): StoragePort {
     truncate: (path, size) => port.truncate(path, size),
     remove: (path) => port.remove(path),
     sync: (path) => port.sync!(path),
+    watch: (dir, onChange) => port.watch!(dir, onChange),
     close: () => port.close!(),
   };
 }
@@ -27,10 +28,12 @@ function withoutLocks(port: StoragePort): StoragePort {
 describePortConformance(
   "indexeddb on fake-indexeddb",
   async () => {
-    const port = withoutLocks(indexedDbStorage({ dbName: `sessionkit-test-${crypto.randomUUID()}` }));
-    return { port, cleanup: () => port.close!() };
+    const dbName = `sessionkit-test-${crypto.randomUUID()}`;
+    const port = withoutLocks(indexedDbStorage({ dbName }));
+    // Node's BroadcastChannel carries the second port's changes, as it carries another tab's in a browser.
+    return { port, openSecond: async () => withoutLocks(indexedDbStorage({ dbName })), cleanup: () => port.close!() };
   },
-  { sync: true, locks: false },
+  { sync: true, locks: false, watch: true, secondPort: true },
 );
 
 describe("indexeddb adapter without Web Locks", () => {

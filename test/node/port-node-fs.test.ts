@@ -15,17 +15,25 @@ async function makeTempDir(): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), "sessionkit-node-fs-"));
 }
 
-describePortConformance("node-fs", async () => {
-  const root = await makeTempDir();
-  const port = nodeFsStorage({ root });
-  return {
-    port,
-    cleanup: async () => {
-      await port.close();
-      await rm(root, { recursive: true, force: true });
+for (const watchMode of ["auto", "poll"] as const) {
+  describePortConformance(
+    `node-fs (watch: ${watchMode === "auto" ? "fs.watch" : "polling every 50 ms"})`,
+    async () => {
+      const root = await makeTempDir();
+      const port = nodeFsStorage({ root, watchMode, pollIntervalMs: 50 });
+      return {
+        port,
+        // Another process's port, as far as the watch can tell: no change of its reaches ours in process.
+        openSecond: async () => nodeFsStorage({ root, watchMode, pollIntervalMs: 50 }),
+        cleanup: async () => {
+          await port.close();
+          await rm(root, { recursive: true, force: true });
+        },
+      };
     },
-  };
-});
+    { sync: true, locks: true, watch: true, secondPort: true },
+  );
+}
 
 describe("nodeFsStorage with real files", () => {
   let root: string;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import {
   RPC_PROTOCOL,
-  handleStorageRequest,
+  createStorageServer,
   rpcClientStorage,
   serveStorage,
   type MessageEndpoint,
@@ -11,7 +11,9 @@ import {
   type RpcRequest,
 } from "../../adapters/rpc/index.js";
 import { StorageError, type StoragePort } from "../../src/port.js";
+import type { StorageServer } from "../../adapters/rpc/index.js";
 import { checksum, describePortConformance, expectStorageError, pseudoRandomBytes } from "../shared/port-conformance.js";
+import { waitFor } from "../shared/wait.js";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const KiB = 1024;
@@ -32,21 +34,47 @@ function overMessageChannel(server: StoragePort, options?: RpcClientOptions) {
   return { client, clientEnd: port1, serverEnd: port2, stop };
 }
 
-/** A client whose requests go through a request function, cloned both ways like Electron's invoke. */
-function overRequestFunction(server: StoragePort, options?: RpcClientOptions) {
-  return rpcClientStorage((request) => handleStorageRequest(server, structuredClone(request)).then(structuredClone), options);
+/**
+ * A client whose requests go through a request function, cloned both ways like Electron's invoke,
+ * on a connection of its own to `server`; pushes reach it through `subscribe`.
+ */
+function overRequestFunction(server: StoragePort | StorageServer, options?: RpcClientOptions & { leaseMs?: number }) {
+  const storageServer = "connect" in server ? server : createStorageServer(server);
+  const listeners = new Set<(message: unknown) => void>();
+  const connection = storageServer.connect({
+    push: (message) => listeners.forEach((listener) => listener(structuredClone(message))),
+    ...(options?.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+  });
+  const client = rpcClientStorage((request) => connection.handle(structuredClone(request)).then(structuredClone), {
+    ...options,
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  });
+  return Object.assign(client, { connection });
 }
 
-describePortConformance("rpc over a MessageChannel (memory behind it)", async () => {
-  const { client } = overMessageChannel(memoryStorage());
-  return { port: client, cleanup: () => client.close() };
-});
+describePortConformance(
+  "rpc over a MessageChannel (memory behind it)",
+  async () => {
+    const server = memoryStorage();
+    const { client } = overMessageChannel(server);
+    return { port: client, openSecond: async () => overMessageChannel(server).client, cleanup: () => client.close() };
+  },
+  { sync: true, locks: true, watch: true, secondPort: true },
+);
 
 // Small pieces, so reads, writes and large appends in the suite all travel staged.
-describePortConformance("rpc over a request function, 100 KB pieces (memory behind it)", async () => {
-  const client = overRequestFunction(memoryStorage(), { chunkBytes: 100_000 });
-  return { port: client, cleanup: () => client.close() };
-});
+describePortConformance(
+  "rpc over a request function, 100 KB pieces (memory behind it)",
+  async () => {
+    const server = createStorageServer(memoryStorage());
+    const client = overRequestFunction(server, { chunkBytes: 100_000 });
+    return { port: client, openSecond: async () => overRequestFunction(server), cleanup: () => client.close() };
+  },
+  { sync: true, locks: true, watch: true, secondPort: true },
+);
 
 /** Records every message one end posts. */
 function recordPosts(end: MessagePort): unknown[][] {
@@ -238,6 +266,8 @@ describe("rpc adapter", () => {
 
   it("the server rejects malformed requests as 'invalid'", async () => {
     const server = memoryStorage();
+    const connection = createStorageServer(server).connect();
+    const handleStorageRequest = (_port: StoragePort, request: unknown) => connection.handle(request);
     const noId = await handleStorageRequest(server, { hello: "world" });
     expect(noId).toMatchObject({ ok: false, id: null, error: { code: "invalid" } });
     const badPath = await handleStorageRequest(server, { protocol: RPC_PROTOCOL, id: 7, call: { op: "read", path: 5, maxBytes: 1 } });
@@ -255,6 +285,8 @@ describe("rpc adapter", () => {
 
   it("the server refuses staged pieces out of order and commits of incomplete uploads", async () => {
     const server = memoryStorage();
+    const connection = createStorageServer(server).connect();
+    const handleStorageRequest = (_port: StoragePort, request: unknown) => connection.handle(request);
     const stage = (offset: number) =>
       handleStorageRequest(server, {
         protocol: RPC_PROTOCOL,
@@ -313,5 +345,133 @@ describe("rpc adapter", () => {
     const error = await expectStorageError(client.stat("a"), "io");
     expect(error).toBeInstanceOf(StorageError);
     expect(error.message).toContain("closed");
+  });
+});
+
+describe("rpc server: state per client", () => {
+  const request = (id: number, call: Record<string, unknown>) => ({ protocol: RPC_PROTOCOL, id, call });
+
+  it("a client can never release, read or finish another client's lock or transfer", async () => {
+    const port = memoryStorage();
+    const server = createStorageServer(port);
+    const [alice, mallory, third] = [server.connect(), server.connect(), server.connect()];
+    const lock = await alice.handle(request(1, { op: "acquireLock", key: "sessions/a.jsonl" }));
+    const { lockId } = (lock as { result: { lockId: string } }).result;
+
+    // Mallory names Alice's lock: nothing of Alice's is touched, the lock stays held.
+    expect(await mallory.handle(request(2, { op: "releaseLock", lockId }))).toMatchObject({ ok: true });
+    expect(await third.handle(request(3, { op: "acquireLock", key: "sessions/a.jsonl" }))).toMatchObject({ ok: false, error: { code: "locked" } });
+
+    await port.write("big", pseudoRandomBytes(3000, 1));
+    const read = (await alice.handle(request(4, { op: "read", path: "big", maxBytes: 1000 }))) as { result: { transferId: string } };
+    expect(await mallory.handle(request(5, { op: "readMore", transferId: read.result.transferId, offset: 1000 }))).toMatchObject({ ok: false, error: { code: "invalid" } });
+    expect(await alice.handle(request(6, { op: "readMore", transferId: read.result.transferId, offset: 1000 }))).toMatchObject({ ok: true });
+
+    expect(await alice.handle(request(7, { op: "stage", transferId: "upload-1", offset: 0, data: text("alice's bytes") }))).toMatchObject({ ok: true });
+    const stolen = await mallory.handle(request(8, { op: "write", path: "stolen", content: { kind: "staged", transferId: "upload-1", size: 13 } }));
+    expect(stolen).toMatchObject({ ok: false, error: { code: "invalid" } });
+    expect(await port.stat("stolen")).toBeNull();
+    expect(await alice.handle(request(9, { op: "write", path: "mine", content: { kind: "staged", transferId: "upload-1", size: 13 } }))).toMatchObject({ ok: true });
+    expect(new TextDecoder().decode((await port.read("mine"))!)).toBe("alice's bytes");
+
+    // Alice's own release frees it.
+    expect(await alice.handle(request(10, { op: "releaseLock", lockId }))).toMatchObject({ ok: true });
+    expect(await third.handle(request(11, { op: "acquireLock", key: "sessions/a.jsonl" }))).toMatchObject({ ok: true });
+  });
+
+  it("a client whose channel closes loses its locks at once; other clients go on", async () => {
+    const port = memoryStorage();
+    const first = overMessageChannel(port);
+    const other = overMessageChannel(port);
+    await first.client.acquireLock("sessions/a.jsonl");
+    await expectStorageError(other.client.acquireLock("sessions/a.jsonl"), "locked");
+
+    first.clientEnd.close(); // the page reloaded, the worker died
+    await waitFor(async () => !!(await other.client.acquireLock("sessions/a.jsonl").catch(() => null)), "the lock to be free");
+    expect(await other.client.stat("x")).toBeNull();
+  });
+
+  it("a client on a lease that stops renewing loses its locks once the lease runs out; one that renews keeps them", async () => {
+    const server = createStorageServer(memoryStorage());
+    const silent = overRequestFunction(server, { leaseMs: 300 });
+    const alive = overRequestFunction(server, { leaseMs: 300, heartbeatMs: 50 });
+    const other = overRequestFunction(server);
+    await silent.acquireLock("sessions/silent.jsonl");
+    await alive.acquireLock("sessions/alive.jsonl");
+    const started = performance.now();
+
+    await waitFor(async () => !!(await other.acquireLock("sessions/silent.jsonl").catch(() => null)), "the silent client's lock to be free");
+    const tookMs = performance.now() - started;
+    expect(tookMs).toBeGreaterThanOrEqual(250);
+    expect(silent.connection.ended).toBe(true);
+    const error = await expectStorageError(silent.stat("x"), "io");
+    expect(error.message).toContain("lease");
+
+    await new Promise((resolve) => setTimeout(resolve, 600)); // two leases' time
+    await expectStorageError(other.acquireLock("sessions/alive.jsonl"), "locked");
+    expect(alive.connection.lockCount).toBe(1);
+    await alive.close();
+    expect(alive.connection.lockCount).toBe(0);
+    await (await other.acquireLock("sessions/alive.jsonl")).release();
+  });
+
+  it("the client's close ends only its own state: its locks are released, the served port stays open", async () => {
+    const port = memoryStorage();
+    const server = createStorageServer(port);
+    const leaving = overRequestFunction(server);
+    const staying = overRequestFunction(server);
+    await leaving.acquireLock("sessions/a.jsonl");
+    await leaving.close();
+    await (await staying.acquireLock("sessions/a.jsonl")).release();
+    await staying.append("still-open", text("x"));
+    expect(await port.stat("still-open")).toMatchObject({ size: 1 });
+  });
+
+  it("read-only: every call that would change the store is refused with 'read-only' and nothing is written; reads and watches work", async () => {
+    const port = memoryStorage();
+    await port.write("sessions/s.jsonl", text("kept\n"));
+    const client = overRequestFunction(createStorageServer(port, { readOnly: true }), { chunkBytes: 64 });
+    const big = pseudoRandomBytes(200, 2); // travels staged: the stage itself is refused
+    for (const attempt of [
+      client.append("sessions/s.jsonl", text("more\n")),
+      client.write("sessions/s.jsonl", text("replaced")),
+      client.write("sessions/big", big),
+      client.truncate("sessions/s.jsonl", 0),
+      client.remove("sessions/s.jsonl"),
+      client.acquireLock("sessions/s.jsonl"),
+    ]) {
+      const error = await expectStorageError(attempt, "read-only");
+      expect(error.message).toContain("read-only");
+    }
+    expect(new TextDecoder().decode((await client.read("sessions/s.jsonl"))!)).toBe("kept\n");
+    expect(await port.list("sessions")).toMatchObject([{ name: "s.jsonl", size: 5 }]);
+    const seen: string[] = [];
+    await client.watch("sessions", (path) => seen.push(path));
+    await port.append("sessions/s.jsonl", text("by the owner\n"));
+    await waitFor(() => seen.includes("sessions/s.jsonl"), "the owner's change");
+  });
+
+  it("a path policy exposes only its directories: other paths are 'forbidden', listings and watches show only the way to them", async () => {
+    const port = memoryStorage();
+    await port.write("auth.json", text('{"secret":"key"}'));
+    await port.write("sessions/--p--/s.jsonl", text("{}\n"));
+    await port.write("blobs/abc", text("blob"));
+    const client = overRequestFunction(createStorageServer(port, { paths: ["sessions", "blobs"] }));
+
+    for (const attempt of [client.read("auth.json"), client.stat("auth.json"), client.append("auth.json", text("x")), client.list("other"), client.acquireLock("auth.json"), client.watch("other", () => {})]) {
+      await expectStorageError(attempt, "forbidden");
+    }
+    await expectStorageError(client.read("../auth.json"), "invalid");
+    expect((await client.list("")).map((entry) => entry.name)).toEqual(["blobs", "sessions"]);
+    expect(await client.read("blobs/abc")).toEqual(text("blob"));
+    await client.append("sessions/--p--/s.jsonl", text("{}\n"));
+
+    const seen: string[] = [];
+    await client.watch("", (path) => seen.push(path));
+    await port.append("auth.json", text(" "));
+    await port.append("sessions/--p--/s.jsonl", text("{}\n"));
+    await waitFor(() => seen.includes("sessions/--p--/s.jsonl"), "the session's change");
+    expect(seen).not.toContain("auth.json");
+    expect(new TextDecoder().decode((await port.read("auth.json"))!)).toBe('{"secret":"key"} ');
   });
 });

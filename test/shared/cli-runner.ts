@@ -10,6 +10,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleCliInto } from "../../scripts/cli-bundle.js";
 
+export { ESM_BUNDLE_OF_CJS } from "../../scripts/cli-bundle.js";
+
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
 export interface CliResult {

@@ -6,11 +6,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type StorageErrorCode, type StoragePort } from "../../src/port.js";
+import { waitFor } from "./wait.js";
 
 export interface PortUnderTest {
   port: StoragePort;
   /** Releases what makePort created (close the port, delete a temp dir); runs after each test. */
   cleanup?: () => Promise<void>;
+  /**
+   * A second live port over the same place, as another tab, process or connection holds one
+   * (the suite closes it). Without it, the cases about changes made elsewhere do not run.
+   */
+  openSecond?: () => Promise<StoragePort>;
 }
 
 const encoder = new TextEncoder();
@@ -25,25 +31,36 @@ let testDirCounter = 0;
 export interface PortCapabilities {
   sync: boolean;
   locks: boolean;
+  /** `watch` (change notifications); absent means false. */
+  watch?: boolean;
+  /** makePort gives `openSecond`: the cases about changes made elsewhere run. Absent means false. */
+  secondPort?: boolean;
 }
+
+/** How long a watch case waits for a notification before it fails: notifications may be delayed, not lost. */
+const WATCH_WAIT_MS = 10_000;
 
 export function describePortConformance(
   name: string,
   makePort: () => Promise<PortUnderTest>,
-  capabilities: PortCapabilities = { sync: true, locks: true },
+  capabilities: PortCapabilities = { sync: true, locks: true, watch: true },
 ): void {
   describe(`StoragePort conformance: ${name}`, () => {
     let port: StoragePort;
     let cleanup: (() => Promise<void>) | undefined;
+    let openSecond: (() => Promise<StoragePort>) | undefined;
     /** This test's own top-level directory. */
     let dir: string;
+    /** Watches and second ports a test opened, closed after it. */
+    let opened: { close?(): Promise<void> }[] = [];
 
     beforeEach(async () => {
-      ({ port, cleanup } = await makePort());
+      ({ port, cleanup, openSecond } = await makePort());
       dir = `conformance-${++testDirCounter}-${Math.random().toString(36).slice(2, 10)}`;
     });
 
     afterEach(async () => {
+      for (const item of opened.splice(0).reverse()) await item.close?.();
       await cleanup?.();
     });
 
@@ -283,6 +300,97 @@ export function describePortConformance(
         await port.write(path, encoder.encode("written"));
         await port.sync(path);
         expect(await readText(path)).toBe("written");
+      });
+    }
+
+
+    if (capabilities.watch) {
+      /** Every path a watch reported, in order; `seen(path)` waits until `path` is among them. */
+      async function record(on: StoragePort, watched: string) {
+        if (!on.watch) throw new Error(`${name} declares watch but has none`);
+        const paths: string[] = [];
+        const watch = await on.watch(watched, (path) => paths.push(path));
+        opened.push(watch);
+        return {
+          paths,
+          watch,
+          seen: (path: string) => waitFor(() => paths.includes(path), () => `a notification for ${path} (got ${JSON.stringify(paths)})`, WATCH_WAIT_MS),
+        };
+      }
+
+      it("watch: an append, a write, a truncate and a remove below the directory are each reported with the file's path", async () => {
+        const changes = await record(port, dir);
+        // Each step waits for its own notification: coalesced notifications still name each file.
+        await port.append(`${dir}/a.jsonl`, encoder.encode("one\n"));
+        await changes.seen(`${dir}/a.jsonl`);
+        await port.write(`${dir}/sub/b.json`, encoder.encode("{}"));
+        await changes.seen(`${dir}/sub/b.json`);
+        await port.append(`${dir}/deep/er/c.jsonl`, encoder.encode("x\n"));
+        await changes.seen(`${dir}/deep/er/c.jsonl`);
+
+        changes.paths.length = 0;
+        await port.truncate(`${dir}/a.jsonl`, 2);
+        await changes.seen(`${dir}/a.jsonl`);
+        changes.paths.length = 0;
+        await port.remove(`${dir}/sub/b.json`);
+        await changes.seen(`${dir}/sub/b.json`);
+      });
+
+      it("watch: reports only paths at or below the watched directory (or the directory itself)", async () => {
+        const changes = await record(port, `${dir}/watched`);
+        await port.append(`${dir}/other/x`, encoder.encode("outside"));
+        await port.append(`${dir}/watched-not/y`, encoder.encode("a sibling sharing the prefix"));
+        await port.append(`${dir}/watched/z`, encoder.encode("inside"));
+        await changes.seen(`${dir}/watched/z`);
+        for (const path of changes.paths) expect(path === `${dir}/watched` || path.startsWith(`${dir}/watched/`), path).toBe(true);
+      });
+
+      it("watch: a directory that does not exist yet; files created below it later are reported", async () => {
+        const changes = await record(port, `${dir}/not/yet`);
+        await port.append(`${dir}/not/yet/there/s.jsonl`, encoder.encode("{}\n"));
+        await changes.seen(`${dir}/not/yet/there/s.jsonl`);
+      });
+
+      it("watch: the root (\"\") sees everything; two watches of one directory each hear every change", async () => {
+        const everything = await record(port, "");
+        const first = await record(port, dir);
+        const second = await record(port, dir);
+        await port.append(`${dir}/s.jsonl`, encoder.encode("{}\n"));
+        await Promise.all([everything.seen(`${dir}/s.jsonl`), first.seen(`${dir}/s.jsonl`), second.seen(`${dir}/s.jsonl`)]);
+      });
+
+      it("watch: after close() resolves nothing more is reported; close is idempotent", async () => {
+        const closed = await record(port, dir);
+        const open = await record(port, dir);
+        await port.append(`${dir}/before`, encoder.encode("x"));
+        await closed.seen(`${dir}/before`);
+        await closed.watch.close();
+        await closed.watch.close();
+        closed.paths.length = 0;
+
+        await port.append(`${dir}/after`, encoder.encode("x"));
+        // The other watch of the same directory proves the change has been reported by now.
+        await open.seen(`${dir}/after`);
+        expect(closed.paths).toEqual([]);
+      });
+
+      if (capabilities.secondPort) it("watch: a change made through a second port over the same place is reported", async () => {
+        if (!openSecond) throw new Error(`${name} declares secondPort but makePort gave no openSecond`);
+        const second = await openSecond();
+        opened.push(second);
+        const changes = await record(port, dir);
+        await second.append(`${dir}/from-elsewhere.jsonl`, encoder.encode("{}\n"));
+        await changes.seen(`${dir}/from-elsewhere.jsonl`);
+        await second.write(`${dir}/written-elsewhere`, encoder.encode("x"));
+        await changes.seen(`${dir}/written-elsewhere`);
+        // And the other way round.
+        const theirs = await record(second, dir);
+        await port.append(`${dir}/from-here.jsonl`, encoder.encode("{}\n"));
+        await theirs.seen(`${dir}/from-here.jsonl`);
+      });
+
+      it("watch: an invalid directory is refused with 'invalid'", async () => {
+        await expectStorageError(port.watch!("../x", () => {}), "invalid");
       });
     }
 

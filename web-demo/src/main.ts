@@ -1,98 +1,98 @@
 /**
- * The session viewer: composes the core (sessions, archives) with a browser storage adapter and
- * the DOM. Sessions are opened read-only: viewing never writes to them and takes no writer lock,
- * so a session being written in another tab can be viewed too.
+ * The viewer over the browser's own store (IndexedDB or OPFS, remembered per browser): a bundled
+ * sample on first run, import by picker or drop (.jsonl, .zip), export of a session or a branch
+ * as a zip or as one self-contained HTML file, delete. Sessions are only read: viewing never
+ * writes to them and takes no writer lock, so a session another tab writes can be followed.
  */
+import "./strict-csp.js";
 import { requestPersistence, storageEstimate } from "../../adapters/browser-storage.js";
-import { buildSessionContext, deleteSessionWithBlobs, SessionManager, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../../src/index.js";
-import { BACKENDS, loadBackendChoice, openViewerStorage, saveBackendChoice, type Backend, type ViewerStorage } from "./backend.js";
-import { archiveFileName, downloadBlob, exportToBlob } from "./export-session.js";
+import { deleteSessionWithBlobs, exportArchive, type ExportSessionSpec, type StoragePort } from "../../src/index.js";
+import { ViewerApp, downloadBlob } from "./app/app.js";
+import type { SessionAction, SessionView } from "./app/session-view.js";
+import { BACKENDS, loadBackendChoice, openViewerStorage, saveBackendChoice, type Backend } from "./backend.js";
+import { PortStoreSource, type ViewerStore } from "./data/source.js";
+import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "./export/embed.js";
 import { importSampleOnFirstRun } from "./first-run.js";
 import { importFiles } from "./import-files.js";
-import { renderContext } from "./render/context.js";
 import { el, formatBytes } from "./render/dom.js";
-import { renderError, renderImportReport } from "./render/import-report.js";
-import { renderSessionHeader } from "./render/session-header.js";
-import { renderSessionList, sessionTitle } from "./render/session-list.js";
-import { entrySummary, renderTree, showLeaf } from "./render/tree.js";
+import { renderImportReport } from "./render/import-report.js";
+import "./styles.css";
 
-interface OpenSession {
-  path: string;
-  sm: SessionManager;
-  entries: SessionEntry[];
-  tree: SessionTreeNode[];
-  /** Findings while opening (missing blobs). */
-  warnings: string[];
-  /** The entry viewed as the leaf: the session's own leaf until another entry is chosen. */
-  viewLeafId: string | null;
+const STORE_ID = "browser";
+
+const backendSelect = el("select", { id: "backend", "aria-label": "Storage" });
+for (const { value, label } of BACKENDS) backendSelect.append(el("option", { value }, label));
+const importInput = el("input", { id: "import-input", type: "file", accept: ".jsonl,.zip", multiple: "", hidden: "" });
+const persistButton = el("button", { id: "persist", type: "button", class: "header-btn", title: "Ask the browser not to evict the stored sessions" }, "Persist");
+const estimateText = el("span", { id: "storage-estimate", class: "muted" });
+const dropOverlay = el("div", { id: "drop-overlay", hidden: "" }, el("p", {}, "Drop .jsonl or .zip files to import them"));
+
+const sourceFor = (backend: Backend) => new PortStoreSource("static", [{ id: STORE_ID, label: backend === "opfs" ? "OPFS" : "IndexedDB", storage: openViewerStorage(backend), writable: true }], true);
+
+let app: ViewerApp;
+
+function storage(): StoragePort {
+  return app.source.stores[0]!.storage;
 }
 
-const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const backendSelect = byId<HTMLSelectElement>("backend");
-const importInput = byId<HTMLInputElement>("import-input");
-const persistButton = byId<HTMLButtonElement>("persist");
-const estimateText = byId<HTMLElement>("storage-estimate");
-const messages = byId<HTMLElement>("messages");
-const listPane = byId<HTMLElement>("session-list");
-const sessionPane = byId<HTMLElement>("session-view");
-const dropOverlay = byId<HTMLElement>("drop-overlay");
+async function exportZip(view: SessionView, leafId: string | undefined): Promise<void> {
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
+  const sink = new WritableStream<Uint8Array>({ write: (chunk) => void chunks.push(chunk.slice()) });
+  const spec: ExportSessionSpec = leafId === undefined ? view.session.path : { path: view.session.path, leafId };
+  const summary = await exportArchive(view.session.storage, [spec], sink, { generator: "sessionkit viewer" });
+  downloadBlob(new Blob(chunks, { type: "application/zip" }), archiveFileName(view.session.model.header.id, leafId));
+  if (summary.missingBlobs.length > 0 || summary.warnings.length > 0) {
+    app.notify(el("div", { class: "notice" }, el("p", {}, "Exported with findings:"), el("ul", {}, ...[...summary.warnings, ...summary.missingBlobs.map((b) => `missing image ${b}`)].map((w) => el("li", {}, w)))));
+  }
+}
 
-let storage: ViewerStorage | null = null;
-let sessions: SessionInfo[] = [];
-let current: OpenSession | null = null;
+/** A file name for a download: the session id, and the leaf for a branch. */
+export function archiveFileName(sessionId: string, leafId?: string, extension = "zip"): string {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
+  return leafId === undefined ? `session-${safe(sessionId)}.${extension}` : `session-${safe(sessionId)}-branch-${safe(leafId)}.${extension}`;
+}
 
-// ---------------------------------------------------------------------------
-// Tasks: one at a time; a failure is shown, never swallowed.
-// ---------------------------------------------------------------------------
+async function exportHtml(view: SessionView, branch: boolean): Promise<void> {
+  const response = await fetch(new URL(EXPORT_TEMPLATE_FILE, location.href));
+  if (!response.ok) throw new Error(`the export template (${EXPORT_TEMPLATE_FILE}) is missing from this build: ${response.status}`);
+  const model = view.session.model;
+  const leafId = view.state.leafId ?? undefined;
+  const { parts, missingBlobs } = await buildExportHtml(await response.text(), {
+    storage: view.session.storage,
+    path: view.session.path,
+    title: model.sessionName() ?? model.header.id,
+    ...(branch ? { branch: { header: model.header, entries: view.branchEntries() } } : {}),
+  });
+  downloadBlob(new Blob(parts as BlobPart[], { type: "text/html" }), archiveFileName(model.header.id, branch ? leafId : undefined, "html"));
+  if (missingBlobs.length > 0) app.notify(el("p", { class: "notice" }, `Exported without ${missingBlobs.length} missing image(s).`));
+}
 
-let queue: Promise<void> = Promise.resolve();
-let pendingTasks = 0;
-
-function run(task: () => Promise<void>): Promise<void> {
-  pendingTasks++;
-  document.body.dataset.status = "busy";
-  queue = queue
-    .then(task)
-    .catch((error: unknown) => {
-      console.error(error);
-      showMessage(renderError(error));
-    })
-    .finally(() => {
-      if (--pendingTasks === 0) document.body.dataset.status = "ready";
+function sessionActions(store: ViewerStore, path: string): SessionAction[] {
+  const actions: SessionAction[] = [
+    { id: "export-zip", label: "Export .zip", title: "The session and its images as an archive", run: (view) => app.run(() => exportZip(view, undefined)) },
+    { id: "export-branch-zip", label: "Branch .zip", title: "Only the root → leaf branch, as a session of its own", run: (view) => app.run(() => exportZip(view, view.state.leafId ?? undefined)) },
+    { id: "export-html", label: "Export HTML", title: "One HTML file with the viewer and this session, readable offline", run: (view) => app.run(() => exportHtml(view, false)) },
+  ];
+  if (store.writable) {
+    actions.push({
+      id: "delete",
+      label: "Delete…",
+      title: "Delete this session and the images no other session uses",
+      run: () =>
+        app.run(async () => {
+          const info = app.sessions.find((s) => s.path === path);
+          const title = info?.name ?? info?.firstMessage ?? path;
+          if (!confirm(`Delete “${title}”? Its images are deleted too, unless another session uses them.`)) return;
+          await app.view?.destroy();
+          const result = await deleteSessionWithBlobs(store.storage, path);
+          history.replaceState(null, "", "#");
+          app.notify(el("p", { class: "notice" }, `Deleted “${title}”: ${result.removedFiles.length} file(s) and ${result.removedBlobs.length} image(s) no other session uses.`));
+          await app.start();
+          await refreshEstimate();
+        }),
     });
-  return queue;
-}
-
-function showMessage(content: HTMLElement): void {
-  const dismiss = el("button", { type: "button", class: "dismiss", "aria-label": "Dismiss" }, "×");
-  const message = el("div", { class: "message-box" }, content, dismiss);
-  dismiss.addEventListener("click", () => message.remove());
-  messages.replaceChildren(message);
-}
-
-function requireStorage(): ViewerStorage {
-  if (!storage) throw new Error("no storage is open");
-  return storage;
-}
-
-// ---------------------------------------------------------------------------
-// Storage
-// ---------------------------------------------------------------------------
-
-async function start(backend: Backend): Promise<void> {
-  await closeSession();
-  const previous = storage;
-  storage = null;
-  await previous?.close().catch(() => {}); // the old store is being left: a failed close changes nothing
-  sessions = [];
-  listPane.replaceChildren(el("p", { class: "empty" }, "Loading…"));
-  sessionPane.replaceChildren(el("p", { class: "empty" }, "Select a session."));
-  storage = openViewerStorage(backend);
-  await importSampleOnFirstRun(storage);
-  await refreshList();
-  const first = sessions[0];
-  if (first) await openSession(first.path);
-  await refreshEstimate();
+  }
+  return actions;
 }
 
 async function refreshEstimate(): Promise<void> {
@@ -105,142 +105,60 @@ async function refreshEstimate(): Promise<void> {
   persistButton.disabled = estimate.persisted;
 }
 
-// ---------------------------------------------------------------------------
-// Session list and session view
-// ---------------------------------------------------------------------------
-
-async function refreshList(): Promise<void> {
-  sessions = await SessionManager.listAll(requireStorage());
-  renderList();
+async function switchTo(backend: Backend): Promise<void> {
+  await app.view?.destroy();
+  await app.source.close();
+  app.source = sourceFor(backend);
+  history.replaceState(null, "", "#");
+  await importSampleOnFirstRun(storage());
+  await app.start();
+  await refreshEstimate();
 }
-
-function renderList(): void {
-  listPane.replaceChildren(renderSessionList(sessions, { selectedPath: current?.path ?? null, onOpen: (path) => void run(() => openSession(path)) }));
-}
-
-async function closeSession(): Promise<void> {
-  const open = current;
-  current = null;
-  await open?.sm.close();
-}
-
-async function openSession(path: string): Promise<void> {
-  await closeSession();
-  const warnings: string[] = [];
-  const sm = await SessionManager.open(requireStorage(), path, { readOnly: true, onWarning: (w) => warnings.push(w) });
-  current = { path, sm, entries: sm.getEntries(), tree: sm.getTree(), warnings, viewLeafId: sm.getLeafId() };
-  renderList();
-  renderSession(current);
-}
-
-function renderSession(open: OpenSession): void {
-  const { sm } = open;
-  const header = renderSessionHeader({
-    path: open.path,
-    header: sm.getHeader()!,
-    name: sm.getSessionName(),
-    entryCount: open.entries.length,
-    problems: sm.getLoadProblems(),
-    migratedFrom: sm.getMigratedFrom(),
-    warnings: open.warnings,
-  });
-  const exportSession = el("button", { id: "export-session", type: "button" }, "Export session (.zip)");
-  const exportBranch = el("button", { id: "export-branch", type: "button", title: "Only the root → selected entry path, as a session of its own" }, "Export branch to selected entry");
-  const deleteButton = el("button", { id: "delete-session", type: "button", class: "danger" }, "Delete…");
-  exportSession.addEventListener("click", () => void run(() => exportCurrent(open, undefined)));
-  exportBranch.addEventListener("click", () => void run(() => exportCurrent(open, open.viewLeafId ?? undefined)));
-  deleteButton.addEventListener("click", () => void run(() => deleteCurrent(open)));
-
-  const contextHeading = el("h3", {});
-  const contextBox = el("div", { id: "context" });
-  const showContext = () => {
-    const leaf = open.viewLeafId === null ? undefined : sm.getEntry(open.viewLeafId);
-    contextHeading.replaceChildren("Context ", el("span", { class: "detail" }, leaf ? `up to ${entrySummary(leaf)}` : "(empty)"));
-    contextBox.replaceChildren(renderContext(buildSessionContext(open.entries, open.viewLeafId)));
-  };
-  const tree = renderTree(open.tree, {
-    leafId: open.viewLeafId,
-    onSelect: (entryId) => {
-      open.viewLeafId = entryId;
-      showLeaf(tree, entryId);
-      showContext();
-    },
-  });
-  showContext();
-  sessionPane.replaceChildren(
-    el("div", { class: "session-top" }, header, el("div", { class: "toolbar" }, exportSession, exportBranch, deleteButton)),
-    el(
-      "div",
-      { class: "session-body" },
-      el("div", { class: "tree-pane" }, el("h3", {}, "Tree ", el("span", { class: "detail" }, "click an entry to view its branch")), el("div", { id: "tree" }, tree)),
-      el("div", { class: "context-pane" }, contextHeading, contextBox),
-    ),
-  );
-}
-
-// ---------------------------------------------------------------------------
-// Import, export, delete
-// ---------------------------------------------------------------------------
 
 async function importSelected(files: File[]): Promise<void> {
   if (files.length === 0) return;
-  const results = await importFiles(requireStorage(), files);
-  showMessage(renderImportReport(results));
-  await refreshList();
+  const results = await importFiles(storage(), files);
+  app.notify(renderImportReport(results));
+  await app.refreshList();
   const imported = results.find((r) => r.summary && r.summary.sessions.length > 0)?.summary?.sessions[0];
-  if (imported) await openSession(imported.path);
+  if (imported) await app.openSession(STORE_ID, imported.path, {});
   await refreshEstimate();
 }
 
-async function exportCurrent(open: OpenSession, leafId: string | undefined): Promise<void> {
-  const { blob, summary } = await exportToBlob(requireStorage(), leafId === undefined ? open.path : { path: open.path, leafId });
-  downloadBlob(blob, archiveFileName(open.sm.getSessionId(), leafId));
-  if (summary.missingBlobs.length > 0 || summary.warnings.length > 0) {
-    showMessage(el("div", { class: "notice" }, el("p", {}, "Exported with findings:"), el("ul", {}, ...[...summary.warnings, ...summary.missingBlobs.map((b) => `missing image ${b}`)].map((w) => el("li", {}, w)))));
-  }
-}
-
-async function deleteCurrent(open: OpenSession): Promise<void> {
-  const info = sessions.find((s) => s.path === open.path);
-  const title = info ? sessionTitle(info) : open.path;
-  if (!confirm(`Delete “${title}”? Its images are deleted too, unless another session uses them.`)) return;
-  await closeSession();
-  const result = await deleteSessionWithBlobs(requireStorage(), open.path);
-  showMessage(el("p", { class: "notice" }, `Deleted “${title}”: ${result.removedFiles.length} file(s) and ${result.removedBlobs.length} image(s) no other session uses.`));
-  await refreshList();
-  const next = sessions[0];
-  if (next) await openSession(next.path);
-  else sessionPane.replaceChildren(el("p", { class: "empty" }, "No session stored."));
-  await refreshEstimate();
-}
-
-// ---------------------------------------------------------------------------
-// Wiring
-// ---------------------------------------------------------------------------
-
-for (const { value, label } of BACKENDS) backendSelect.append(el("option", { value }, label));
 const initialBackend = loadBackendChoice();
 backendSelect.value = initialBackend;
+app = new ViewerApp({
+  source: sourceFor(initialBackend),
+  showList: true,
+  title: "sessionkit viewer",
+  sessionActions,
+  barControls: [
+    el("label", { class: "field" }, "Storage ", backendSelect),
+    estimateText,
+    persistButton,
+    el("label", { class: "header-btn", for: "import-input" }, "Import .jsonl / .zip…"),
+    importInput,
+  ],
+});
+document.body.append(app.root, dropOverlay);
+
 backendSelect.addEventListener("change", () => {
   const backend = backendSelect.value as Backend;
   saveBackendChoice(backend);
-  void run(() => start(backend));
+  void app.run(() => switchTo(backend));
 });
-
 persistButton.addEventListener("click", () =>
-  void run(async () => {
+  void app.run(async () => {
     const persisted = await requestPersistence();
-    showMessage(el("p", { class: "notice" }, persisted ? "Storage is persistent: the browser will not evict these sessions." : "The browser did not make storage persistent (Chromium decides from how much the site is used)."));
+    app.notify(el("p", { class: "notice" }, persisted ? "Storage is persistent: the browser will not evict these sessions." : "The browser did not make storage persistent (Chromium decides from how much the site is used)."));
     await refreshEstimate();
   }),
 );
-
 importInput.addEventListener("change", () => {
   const files = [...(importInput.files ?? [])];
   importInput.value = ""; // picking the same file again fires "change" again
-  void run(() => importSelected(files));
+  void app.run(() => importSelected(files));
 });
-
 const carriesFiles = (event: DragEvent) => event.dataTransfer?.types.includes("Files") ?? false;
 window.addEventListener("dragover", (event) => {
   if (!carriesFiles(event)) return;
@@ -248,14 +166,18 @@ window.addEventListener("dragover", (event) => {
   dropOverlay.hidden = false;
 });
 window.addEventListener("dragleave", (event) => {
-  if (event.relatedTarget === null) dropOverlay.hidden = true; // left the window
+  if (event.relatedTarget === null) dropOverlay.hidden = true;
 });
 window.addEventListener("drop", (event) => {
   if (!carriesFiles(event)) return;
   event.preventDefault();
   dropOverlay.hidden = true;
   const files = [...(event.dataTransfer?.files ?? [])];
-  void run(() => importSelected(files));
+  void app.run(() => importSelected(files));
 });
 
-void run(() => start(initialBackend));
+void app.run(async () => {
+  await importSampleOnFirstRun(storage());
+  await app.start();
+  await refreshEstimate();
+});

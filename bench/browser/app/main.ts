@@ -4,6 +4,7 @@
  */
 import { indexedDbStorage } from "../../../adapters/indexeddb/index.js";
 import { opfsStorage } from "../../../adapters/opfs/index.js";
+import { httpStorage } from "../../../adapters/rpc/http.js";
 import type { StoragePort } from "../../../src/port.js";
 import { idbFloor, type IdbFloor } from "../floors.js";
 import { wholeFileRewriteStorage } from "../naive-port.js";
@@ -115,6 +116,17 @@ const bench = {
     const { port } = openPorts.get(backend)!;
     if (!breakdown) return timeOpen(port, OPEN_SESSION_PATH);
     return instrumented(port, (timed, hooks) => timeOpen(timed, OPEN_SESSION_PATH, hooks));
+  },
+
+  /** Open + context of the same session served by `sessionkit serve` from Node. */
+  async openHttp(origin: string, token: string, store: string): Promise<OpenRun> {
+    const port = httpStorage({ url: origin, token, store });
+    try {
+      await port.stat("sessions/warm-up"); // the socket is open
+      return await timeOpen(port, OPEN_SESSION_PATH);
+    } finally {
+      await port.close();
+    }
   },
 
   async finishOpen(backend: Backend): Promise<void> {

@@ -1,13 +1,8 @@
-/**
- * The viewer's import of picked or dropped files (.jsonl batch, .zip archives, one report per
- * unit) and its export of a session or a branch into a zip Blob.
- */
-import { BlobReader, TextWriter, ZipReader } from "@zip.js/zip.js";
+/** The viewer's import of picked or dropped files (.jsonl batch, .zip archives, one report per unit). */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
-import { isArchiveError, MANIFEST_NAME, parseManifest, SessionManager, type StoragePort } from "../../../src/index.js";
-import { archiveFileName, exportToBlob } from "../../../web-demo/src/export-session.js";
-import { importSampleOnFirstRun, SAMPLE_SESSION } from "../../../web-demo/src/first-run.js";
+import { exportArchive, isArchiveError, SessionManager, type StoragePort } from "../../../src/index.js";
+import { SAMPLE_SESSION } from "../../../web-demo/src/first-run.js";
 import { importFiles, UnsupportedFilesError } from "../../../web-demo/src/import-files.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";
 
@@ -20,57 +15,12 @@ async function storedSession(storage: StoragePort, cwd: string, text: string): P
   return path;
 }
 
-async function zipMembers(blob: Blob): Promise<Map<string, string>> {
-  const reader = new ZipReader(new BlobReader(blob));
-  const members = new Map<string, string>();
-  for (const entry of await reader.getEntries()) {
-    if (!entry.directory) members.set(entry.filename, await entry.getData!(new TextWriter()));
-  }
-  await reader.close();
-  return members;
+/** A zip of one session, as the viewer's export button makes it (main.ts). */
+async function exportToBlob(storage: StoragePort, path: string): Promise<{ blob: Blob }> {
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
+  await exportArchive(storage, [path], new WritableStream<Uint8Array>({ write: (chunk) => void chunks.push(chunk.slice()) }));
+  return { blob: new Blob(chunks, { type: "application/zip" }) };
 }
-
-describe("exportToBlob", () => {
-  it("exports a session with its image blobs as a zip with a manifest", async () => {
-    const storage = memoryStorage();
-    await importSampleOnFirstRun(storage);
-    const [info] = await SessionManager.listAll(storage);
-    const { blob, summary } = await exportToBlob(storage, info!.path);
-    expect(blob.type).toBe("application/zip");
-    expect(blob.size).toBe(summary.archiveBytes);
-    const members = await zipMembers(blob);
-    const manifest = parseManifest(new TextEncoder().encode(members.get(MANIFEST_NAME)!));
-    expect(manifest.sessions.map((s) => s.id)).toEqual([info!.id]);
-    expect(manifest.blobs).toHaveLength(2);
-    expect([...members.keys()].sort()).toEqual([MANIFEST_NAME, ...manifest.blobs.map((b) => `blobs/${b.hash}`), `sessions/${info!.id}.jsonl`].sort());
-  });
-
-  it("exports a branch as a session of its own, which imports elsewhere with only that branch", async () => {
-    const storage = memoryStorage();
-    const sm = await SessionManager.create(storage, "/work/app");
-    const question = sm.appendMessage(userMsg("question"));
-    sm.appendMessage(assistantMsg("first answer"));
-    sm.branch(question);
-    const second = sm.appendMessage(assistantMsg("second answer"));
-    sm.appendMessage(userMsg("thanks"));
-    const path = sm.getSessionFile()!;
-    await sm.close();
-
-    const { blob, summary } = await exportToBlob(storage, { path, leafId: second });
-    expect(summary.sessions[0]!.leafId).toBe(second);
-    const target = memoryStorage();
-    const [result] = await importFiles(target, [new File([blob], archiveFileName("x", second))]);
-    expect(result!.error).toBeUndefined();
-    const imported = await SessionManager.open(target, result!.summary!.sessions[0]!.path, { readOnly: true });
-    expect(imported.buildSessionContext().messages.map((m) => m.content)).toEqual(["question", [{ type: "text", text: "second answer" }]]);
-    await imported.close();
-  });
-
-  it("names the download after the session and the leaf, in safe characters", () => {
-    expect(archiveFileName("0199-abc")).toBe("session-0199-abc.zip");
-    expect(archiveFileName("id/../x", "a1b2")).toBe("session-id____x-branch-a1b2.zip");
-  });
-});
 
 describe("importFiles", () => {
   it("imports .jsonl files as one batch and each .zip on its own", async () => {

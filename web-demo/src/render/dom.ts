@@ -1,6 +1,7 @@
 /**
  * A small element builder. Session files are untrusted (anyone can send an archive), so text only
- * ever reaches the page as text nodes, never as HTML.
+ * ever reaches the page as text nodes; the one way in for markup is render/markdown.ts, which
+ * sanitizes.
  */
 export type Child = Node | string | number | null | undefined | false;
 
@@ -32,10 +33,22 @@ export function preview(text: string, max = 80): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/** Whitespace (newlines, tabs) folded to single spaces, cut to `max` characters with "...", as pi's tree shows text. */
+export function oneLine(text: string, max = 100): string {
+  const flat = text.replace(/[\n\t]/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max)}...` : flat;
+}
+
 export function formatDate(value: Date | number | string | undefined): string {
   if (value === undefined) return "";
   const date = value instanceof Date ? value : new Date(value);
   return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
+}
+
+export function formatTime(value: number | string | undefined): string {
+  if (value === undefined) return "";
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
 const UNITS = ["B", "KB", "MB", "GB", "TB"];
@@ -48,4 +61,18 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${UNITS[unit]}`;
+}
+
+/** pi's token figures: 950, 1.2k, 45k, 1.3M. */
+export function formatTokens(count: number): string {
+  if (count < 1000) return String(count);
+  if (count < 10_000) return `${(count / 1000).toFixed(1)}k`;
+  if (count < 1_000_000) return `${Math.round(count / 1000)}k`;
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+/** `~/x` for paths under a home directory, as pi shortens them. */
+export function shortenPath(path: string): string {
+  const match = /^\/(?:Users|home)\/[^/]+/.exec(path);
+  return match ? `~${path.slice(match[0].length)}` : path;
 }

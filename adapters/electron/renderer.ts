@@ -1,0 +1,38 @@
+/**
+ * Electron renderer: a StoragePort over the bridge the preload exposed (`exposeStorageBridge`),
+ * served by `serveStorageOverIpc` in main. Each call of `electronStorage()` is a client of its own.
+ */
+import { StorageError } from "../../src/port.js";
+import { rpcClientStorage, type RpcStorage } from "../rpc/client.js";
+import { DEFAULT_BRIDGE_KEY, type StorageBridge } from "./types.js";
+
+export interface ElectronStorageOptions {
+  /** The key the preload used; default "sessionkitStorage". */
+  key?: string;
+  /** The bridge itself, instead of looking it up on `globalThis` under `key`. */
+  bridge?: StorageBridge;
+  /** How long a call waits for main; default 30 s. */
+  timeoutMs?: number;
+  /** Most payload bytes per ipc message; default 1 MiB. */
+  chunkBytes?: number;
+}
+
+export type ElectronStorage = RpcStorage;
+
+export function electronStorage(options: ElectronStorageOptions = {}): ElectronStorage {
+  const key = options.key ?? DEFAULT_BRIDGE_KEY;
+  const bridge = options.bridge ?? ((globalThis as Record<string, unknown>)[key] as StorageBridge | undefined);
+  if (!bridge || typeof bridge.invoke !== "function") {
+    throw new StorageError("unsupported", `no storage bridge at window.${key}: call exposeStorageBridge in the preload script`);
+  }
+  const client = crypto.randomUUID();
+  return rpcClientStorage((message) => bridge.invoke({ client, message }), {
+    kind: "electron",
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+    subscribe: (listener) =>
+      bridge.onPush((push) => {
+        if (push.client === client) listener(push.push);
+      }),
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * A StoragePort for a store served by `sessionkit serve` (see ./HTTP-API.md): the storage rpc over
+ * one WebSocket per port, binary frames, the server's changes pushed on the same socket. Reads of
+ * 256 KiB or more (and whole-file reads) are plain `GET …/files/<path>` requests with a Range
+ * instead: Chromium moves large WebSocket messages at a fraction of fetch's speed (measured: 50 MB
+ * in 4 MiB messages 4.0–4.4 s, by fetch 0.5 s). Such a read waits for this port's changes still
+ * under way, so it sees them, as an rpc read would. Runs in browsers and in Node (pass the `ws`
+ * package's WebSocket where there is no global one: Node 20).
+ *
+ * The server keeps this port's locks and transfers for as long as the socket lives; when the
+ * socket closes (the page goes away, the network drops, the server stops) they are released and
+ * every later call fails with StorageError "io": make a new port to go on.
+ */
+import { StorageError, checkByteRange, checkStoragePath, type ByteRange, type StorageErrorCode } from "../../src/port.js";
+import { rpcClientStorage, type RpcStorage } from "./client.js";
+import { webSocketEndpoint, type WebSocketLike } from "./websocket.js";
+
+export interface HttpStorageOptions {
+  /** The server's address, e.g. "http://127.0.0.1:4174" (a path after it is ignored). */
+  url: string;
+  /** The access token `sessionkit serve` printed; not needed on a page the server itself served (its cookie). */
+  token?: string;
+  /** The store's id, as `GET /api/stores` lists it. */
+  store: string;
+  /** A WebSocket constructor where there is no global one (Node 20: `import { WebSocket } from "ws"`). */
+  WebSocket?: new (url: string) => WebSocketLike;
+  /** How long a call waits for its reply; default 30 s. */
+  timeoutMs?: number;
+  /** Most payload bytes per message; default 4 MiB (the session reader's range). */
+  chunkBytes?: number;
+}
+
+export interface ServedStore {
+  id: string;
+  label: string;
+  readOnly: boolean;
+  /** The agent whose store it is ("pi", "omp", …), for stores found on the machine. */
+  agent?: string;
+}
+
+export type HttpStorage = RpcStorage;
+
+const DEFAULT_CHUNK_BYTES = 4 << 20;
+/** Reads asking for this much or more (or for the whole file) go by fetch. */
+const FETCH_READ_BYTES = 256 << 10;
+/** A range read ahead is used for at most this long after it was asked for. */
+const READ_AHEAD_FRESH_MS = 2000;
+
+const CODE_OF_STATUS: Record<number, StorageErrorCode> = { 400: "invalid", 403: "forbidden", 404: "not-found", 501: "unsupported", 507: "quota" };
+
+export function httpStorage(options: HttpStorageOptions): HttpStorage {
+  const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
+  if (!Socket) throw new StorageError("unsupported", "httpStorage needs a WebSocket: pass options.WebSocket (e.g. the ws package's) where there is no global one");
+  const url = apiUrl(options.url, `/api/stores/${encodeURIComponent(options.store)}/rpc`, options.token);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const endpoint = webSocketEndpoint(new Socket(url.href));
+  const client = rpcClientStorage(endpoint, {
+    kind: "http",
+    chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  const close = client.close.bind(client);
+  const rpcRead = client.read.bind(client);
+  /** This port's changes under way: a fetched read waits for them. */
+  const changing = new Set<Promise<unknown>>();
+  const track = <T>(operation: Promise<T>): Promise<T> => {
+    changes++;
+    ahead = undefined;
+    changing.add(operation);
+    const done = () => changing.delete(operation);
+    operation.then(done, done);
+    return operation;
+  };
+  for (const op of ["append", "write", "truncate", "remove", "sync"] as const) {
+    const original = (client[op] as (...args: unknown[]) => Promise<void>).bind(client);
+    (client as unknown as Record<string, unknown>)[op] = (...args: unknown[]) => track(original(...args));
+  }
+  /** Bumped by every change this port makes: a read ahead from before it is not used after it. */
+  let changes = 0;
+  /** The range after the last full-length fetched read, fetched ahead (sessions are read front to back). */
+  let ahead: { path: string; offset: number; length: number; changes: number; at: number; bytes: Promise<Uint8Array | null> } | undefined;
+  const fileUrl = (path: string) => apiUrl(options.url, `/api/stores/${encodeURIComponent(options.store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, options.token);
+  return Object.assign(client, {
+    async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+      checkStoragePath(path);
+      checkByteRange(path, range);
+      if (range?.length !== undefined && range.length < FETCH_READ_BYTES) return rpcRead(path, range);
+      await Promise.allSettled([...changing]);
+      if (range?.length === undefined) return fetchRange(path, range);
+      const { offset, length } = range;
+      const early = ahead?.path === path && ahead.offset === offset && ahead.length === length && ahead.changes === changes && Date.now() - ahead.at < READ_AHEAD_FRESH_MS ? ahead : undefined;
+      ahead = undefined;
+      let bytes = early ? await early.bytes.catch(() => null) : null;
+      // A read ahead that came back short was at the end of the file then; the file may have grown.
+      if (bytes === null || bytes.length !== length) bytes = await fetchRange(path, range);
+      if (bytes !== null && bytes.length === length) {
+        const next = { offset: offset + length, length };
+        const pending = fetchRange(path, next);
+        pending.catch(() => {}); // only used if asked for; a failure then is fetched again
+        ahead = { path, ...next, changes, at: Date.now(), bytes: pending };
+      }
+      return bytes;
+    },
+    close: () => close().finally(() => endpoint.close()),
+  });
+
+  async function fetchRange(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+    const headers: Record<string, string> = {};
+    if (range) headers.Range = `bytes=${range.offset}-${range.length === undefined ? "" : range.offset + range.length - 1}`;
+    let response: Response;
+    try {
+      response = await fetch(fileUrl(path), { headers, credentials: "same-origin", cache: "no-store" });
+    } catch (error) {
+      throw new StorageError("io", `GET ${path}: ${String(error)}`, { path, cause: error });
+    }
+    if (response.status === 404) return null;
+    if (response.status === 416) return new Uint8Array(0); // a range past the end: clamped to nothing
+    if (!response.ok) {
+      const detail = await response.json().then((body: { error?: string }) => body.error, () => response.statusText);
+      throw new StorageError(CODE_OF_STATUS[response.status] ?? "io", `GET ${path}: ${response.status} ${detail}`, { path });
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  }
+}
+
+/** The stores a server exposes (`GET /api/stores`). */
+export async function listServedStores(options: { url: string; token?: string }): Promise<ServedStore[]> {
+  const response = await fetch(apiUrl(options.url, "/api/stores", options.token), { credentials: "same-origin" });
+  if (!response.ok) throw new StorageError("io", `GET /api/stores: ${response.status} ${await response.text()}`);
+  return (await response.json()) as ServedStore[];
+}
+
+function apiUrl(base: string, path: string, token: string | undefined): URL {
+  const url = new URL(path, base);
+  if (token !== undefined) url.searchParams.set("token", token);
+  return url;
+}

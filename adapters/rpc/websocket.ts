@@ -1,0 +1,72 @@
+/**
+ * A WebSocket as a MessageEndpoint for the storage rpc: each message is one binary frame
+ * (./frame.ts). Messages posted while the socket connects are sent once it is open; when it closes
+ * or fails, the endpoint reports "close" (the rpc client then fails its calls with "io").
+ */
+import type { MessageEndpoint } from "./endpoint.js";
+import { decodeFrame, encodeFrame } from "./frame.js";
+
+/** What the endpoint uses of a WebSocket: the browser's, Node 22's, or the `ws` package's. */
+export interface WebSocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "open" | "message" | "close" | "error", listener: (event: { data?: unknown }) => void): void;
+}
+
+const CONNECTING = 0;
+const OPEN = 1;
+
+export function webSocketEndpoint(socket: WebSocketLike): MessageEndpoint & { close(): void } {
+  socket.binaryType = "arraybuffer";
+  const listeners = new Map<string, Set<(event: Event) => void>>();
+  const dispatch = (type: string, data?: unknown) => {
+    for (const listener of listeners.get(type) ?? []) listener({ data } as MessageEvent);
+  };
+  let waiting: Uint8Array[] = [];
+  let closed = false;
+  const end = () => {
+    if (closed) return;
+    closed = true;
+    waiting = [];
+    dispatch("close");
+  };
+  socket.addEventListener("open", () => {
+    for (const frame of waiting) socket.send(frame);
+    waiting = [];
+  });
+  socket.addEventListener("message", (event) => {
+    const data = event.data;
+    if (!(data instanceof ArrayBuffer)) return; // not ours: the rpc speaks binary frames only
+    let message: unknown;
+    try {
+      message = decodeFrame(new Uint8Array(data));
+    } catch {
+      return; // a malformed frame answers no call: the call times out or the socket closes
+    }
+    dispatch("message", message);
+  });
+  socket.addEventListener("close", end);
+  socket.addEventListener("error", end);
+  return {
+    postMessage(message: unknown) {
+      if (closed || socket.readyState > OPEN) throw new Error("the WebSocket is closed");
+      const frame = encodeFrame(message);
+      if (socket.readyState === CONNECTING) waiting.push(frame);
+      else socket.send(frame);
+    },
+    addEventListener(type, listener) {
+      const set = listeners.get(type) ?? new Set();
+      set.add(listener);
+      listeners.set(type, set);
+    },
+    removeEventListener(type, listener) {
+      listeners.get(type)?.delete(listener);
+    },
+    close() {
+      socket.close(1000, "closed by the client");
+      end();
+    },
+  };
+}

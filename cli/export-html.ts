@@ -1,0 +1,86 @@
+/**
+ * `sessionkit export --html <session> -o out.html`: one HTML file holding the viewer and the
+ * session (its images inline), readable offline from file://. The viewer's export build
+ * (web-demo/dist/export-template.html, made by `npx vite build web-demo`) is filled by the same
+ * code the viewer's "Export HTML" button runs (web-demo/src/export/embed.ts).
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { open, readFile, realpath, rename, rm } from "node:fs/promises";
+import nodePath from "node:path";
+import { fileURLToPath } from "node:url";
+import { SessionManager, isSessionError } from "../src/index.js";
+import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
+import { lookupContext, type Run } from "./commands.js";
+import { CliError } from "./errors.js";
+import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
+
+/** The built template: web-demo/dist beside the package's own folders (source or dist/ layout). */
+export function exportTemplatePath(): string | null {
+  let dir = nodePath.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = nodePath.join(dir, "web-demo", "dist", EXPORT_TEMPLATE_FILE);
+    if (existsSync(candidate)) return candidate;
+    dir = nodePath.dirname(dir);
+  }
+  return null;
+}
+
+export async function exportHtmlCommand(run: Run): Promise<number> {
+  const output = nodePath.resolve(run.io.cwd, run.args.output!);
+  const outputDir = nodePath.dirname(output);
+  if (!(await statOrNull(outputDir))?.isDirectory()) throw new CliError(`${output}: cannot write it (${outputDir} is not a directory)`);
+  const existing = await statOrNull(output);
+  if (existing?.isDirectory()) throw new CliError(`${output} is a directory (-o names the HTML file to write)`);
+  if (existing && !run.args.force) throw new CliError(`${output} exists: not replacing it (use --force to replace it)`);
+  const templatePath = exportTemplatePath();
+  if (!templatePath) throw new CliError(`the viewer's ${EXPORT_TEMPLATE_FILE} is not built: run \`npx vite build web-demo\` first`);
+  const template = await readFile(templatePath, "utf8");
+
+  const ref = await resolveSessionArgument(run.args.target, await lookupContext(run));
+  try {
+    const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
+    if (realOutput === ref.absolute) throw new CliError(`${output} is the session being exported: -o must name another file`);
+    const view = exportView([ref]);
+    const path = view.paths[0]!;
+    const sm = await SessionManager.open(view.storage, path, { readOnly: true, resolveImages: "lazy", onWarning: run.warn });
+    let branch: { header: Record<string, unknown>; entries: ReturnType<SessionManager["getBranch"]> } | undefined;
+    try {
+      if (run.args.leaf !== undefined) {
+        if (!sm.getEntry(run.args.leaf)) throw new CliError(`${ref.absolute}: no entry ${run.args.leaf} (--leaf)`);
+        branch = { header: sm.getHeader()!, entries: sm.getBranch(run.args.leaf) };
+      }
+    } finally {
+      await sm.close();
+    }
+    const title = sm.getSessionName() ?? sm.getSessionId();
+    const { parts, missingBlobs } = await buildExportHtml(template, { storage: view.storage, path, title, ...(branch ? { branch } : {}) });
+    for (const ref of missingBlobs) run.warn(`${ref} is referenced but not stored: the page shows it as missing`);
+    // Written beside the output and renamed when complete: a failed export leaves no half file.
+    const temp = nodePath.join(outputDir, `.${nodePath.basename(output)}.${randomBytes(6).toString("hex")}.tmp`);
+    let bytes = 0;
+    const file = await open(temp, "wx");
+    try {
+      for (const part of parts) {
+        const data = typeof part === "string" ? Buffer.from(part, "utf8") : part;
+        await file.write(data);
+        bytes += data.length;
+      }
+      await file.sync();
+      await file.close();
+      await rename(temp, output);
+    } catch (error) {
+      await file.close().catch(() => {});
+      await rm(temp, { force: true });
+      throw error;
+    }
+    const summary = { output, sessionId: sm.getSessionId(), entries: branch ? branch.entries.length : sm.getEntries().length, leafId: run.args.leaf, bytes, missingBlobs };
+    run.print(summary, () => [`${output}: session ${summary.sessionId} (${summary.entries} entries${branch ? `, branch to ${run.args.leaf}` : ""}), ${bytes} bytes`]);
+    return 0;
+  } catch (error) {
+    if (isSessionError(error, "not-a-session")) throw new CliError(error.message);
+    throw error;
+  } finally {
+    await ref.storage.close();
+  }
+}

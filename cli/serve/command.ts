@@ -1,0 +1,67 @@
+/** `sessionkit serve`: the viewer and the storage rpc over HTTP until Ctrl+C. */
+import { existsSync, readFileSync } from "node:fs";
+import nodePath from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Run } from "../commands.js";
+import { CliError } from "../errors.js";
+import { requireDirectory, resolveRoot } from "../store.js";
+import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./server.js";
+
+export async function serveCommand(run: Run): Promise<number> {
+  const { args, io } = run;
+  // --root (repeatable), else every agent's store found on this machine (only --agent's, when given).
+  const stores: StoreConfig[] = [];
+  if (args.roots.length > 0) {
+    for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
+      await requireDirectory(root);
+      stores.push({ root });
+    }
+  } else {
+    for (const store of await run.stores()) stores.push({ root: store.root, label: store.label, agent: store.agent });
+    if (stores.length === 0) throw new CliError("no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
+  }
+  const host = args.host ?? "127.0.0.1";
+  const port = args.port ?? 4174;
+  let server: RunningServer;
+  try {
+    server = await startServe({
+      stores,
+      host,
+      port,
+      write: args.write,
+      viewerDir: viewerDirectory(),
+      allowOrigins: args.allowOrigins,
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") throw new CliError(`port ${port} on ${host} is in use (another sessionkit serve?): choose another with --port`);
+    if (code === "EADDRNOTAVAIL") throw new CliError(`${host} is not an address of this machine (--host)`);
+    throw error;
+  }
+  // Ctrl+C from the moment the URL is out stops the server cleanly.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  if (!isLoopback(host)) io.stderr.write(`sessionkit serve: warning: listening on ${host}, not only this machine: anyone who can reach it and has the URL can read${args.write ? " and change" : ""} these sessions\n`);
+  for (const store of server.stores) io.stderr.write(`sessionkit serve: store ${store.id}: ${store.root}${store.readOnly ? " (read-only)" : " (writable)"}\n`);
+  io.stdout(`sessionkit serve: ${server.url}\n`);
+  await stopped;
+  await server.close();
+  io.stderr.write("sessionkit serve: stopped\n");
+  return 0;
+}
+
+/** web-demo/dist of this package (beside dist/ when built, beside cli/ when run from source). */
+function viewerDirectory(): string | null {
+  for (let dir = nodePath.dirname(fileURLToPath(import.meta.url)); dir !== nodePath.dirname(dir); dir = nodePath.dirname(dir)) {
+    const manifest = nodePath.join(dir, "package.json");
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "sessionkit") return nodePath.join(dir, "web-demo", "dist");
+  }
+  return null;
+}

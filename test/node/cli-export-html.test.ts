@@ -1,0 +1,99 @@
+/**
+ * `sessionkit export --html`: the real CLI (bundled, as a child process) beside a real viewer
+ * build (vite, into the temp dir laid out as the package is: cli/ and web-demo/dist/), on a store
+ * with blobs. The page it writes is checked here as bytes (the data blocks, the policy, nothing
+ * external); e2e/viewer-export.spec.ts opens such files in Chromium.
+ */
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { build } from "vite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { importSessionFiles, SessionManager } from "../../src/index.js";
+import { SAMPLE_SESSION } from "../../web-demo/src/first-run.js";
+import { bundleCli, REPO, runCli } from "../shared/cli-runner.js";
+
+let dir: string;
+let cli: string;
+let root: string;
+let sessionId: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "sessionkit-cli-html-"));
+  await mkdir(join(dir, "pkg", "cli"), { recursive: true });
+  cli = await bundleCli(join(dir, "pkg", "cli"));
+  await build({ configFile: join(REPO, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(dir, "pkg", "web-demo", "dist"), emptyOutDir: true } });
+  root = join(dir, "store");
+  const storage = nodeFsStorage({ root });
+  const summary = await importSessionFiles(storage, [{ name: "sample.jsonl", bytes: new TextEncoder().encode(SAMPLE_SESSION) }]);
+  sessionId = summary.sessions[0]!.id;
+  await storage.close();
+}, 180_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The session file from its data blocks: base64 pieces of one gzip stream. */
+const inflate = async (pieces: string[]) => gunzipSync(Buffer.concat(pieces.map((p) => Buffer.from(JSON.parse(p) as string, "base64")))).toString("utf8");
+const dataBlocks = (html: string, kind: string) => [...html.matchAll(new RegExp(`<script type="application/json" data-sessionkit="${kind}"[^>]*>([\\s\\S]*?)</script>`, "g"))].map((m) => m[1]!);
+
+describe("export --html", () => {
+  it("writes one page: the viewer inline under a hash-based policy, the session as stored, its blobs inline", async () => {
+    const out = join(dir, "sample.html");
+    const result = await runCli(cli, ["--root", root, "export", "--html", sessionId.slice(0, 8), "-o", out, "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ output: out, sessionId, entries: 27, missingBlobs: [] });
+    const html = await readFile(out, "utf8");
+    expect(summary.bytes).toBe(Buffer.byteLength(html));
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)![1]!;
+    expect(csp).toMatch(/default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data: blob:/);
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=(?!"data:)/);
+    const storage = nodeFsStorage({ root });
+    const [info] = await SessionManager.listAll(storage);
+    const stored = new TextDecoder().decode((await storage.read(info!.path))!);
+    await storage.close();
+    expect(await inflate(dataBlocks(html, "session"))).toBe(stored);
+    expect(dataBlocks(html, "blob")).toHaveLength(2);
+    expect(html).toContain("<title>Flaky due-date test · sessionkit</title>");
+  });
+
+  it("--leaf: only the branch; refuses an existing file without --force, several sessions, --no-blobs", async () => {
+    const storage = nodeFsStorage({ root });
+    const [info] = await SessionManager.listAll(storage);
+    const sm = await SessionManager.open(storage, info!.path, { readOnly: true });
+    const other = sm.getEntries().find((e) => e.type === "message" && e.message.role === "assistant" && JSON.stringify(e).includes("due-date.dst.test.ts"))!;
+    const branchLength = sm.getBranch(other.id).length;
+    await sm.close();
+    await storage.close();
+    const out = join(dir, "branch.html");
+    const result = await runCli(cli, ["--root", root, "export", "--html", sessionId, "--leaf", other.id, "-o", out]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`(${branchLength} entries, branch to ${other.id})`);
+    const lines = (await inflate(dataBlocks(await readFile(out, "utf8"), "session"))).trim().split("\n");
+    expect(lines).toHaveLength(branchLength + 1);
+    expect(lines.join("\n")).not.toContain("The README now says");
+
+    const again = await runCli(cli, ["--root", root, "export", "--html", sessionId, "-o", out]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("exists: not replacing it (use --force to replace it)");
+    expect((await runCli(cli, ["--root", root, "export", "--html", sessionId, "-o", out, "--force"])).code).toBe(0);
+    const two = await runCli(cli, ["--root", root, "export", "--html", sessionId, sessionId, "-o", out]);
+    expect(two.stderr).toContain("--html exports a single session, got 2");
+    const noBlobs = await runCli(cli, ["--root", root, "export", "--html", "--no-blobs", sessionId, "-o", out]);
+    expect(noBlobs.stderr).toContain("--html always includes the images");
+  });
+
+  it("says how to build the viewer when its export template is missing", async () => {
+    const bare = join(dir, "bare");
+    await mkdir(bare, { recursive: true });
+    const alone = await bundleCli(bare);
+    const result = await runCli(alone, ["--root", root, "export", "--html", sessionId, "-o", join(dir, "x.html")]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("export-template.html is not built: run `npx vite build web-demo` first");
+  });
+});

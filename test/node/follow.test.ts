@@ -1,0 +1,56 @@
+/** SessionManager.follow on the Node-side ports; the same suite runs in Chromium (test/browser/follow.test.ts). */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { memoryStorage } from "../../adapters/memory/index.js";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { describe, expect, it } from "vitest";
+import { SessionManager } from "../../src/index.js";
+import { describeFollowSuite } from "../shared/follow-suite.js";
+import { userMsg } from "../shared/messages.js";
+import { waitFor } from "../shared/wait.js";
+
+describeFollowSuite("memory (one port)", async () => {
+  const port = memoryStorage();
+  return { writer: port, reader: port };
+});
+
+for (const watchMode of ["auto", "poll"] as const) {
+  describeFollowSuite(`node-fs, the writer on a port of its own (watch: ${watchMode === "auto" ? "fs.watch" : "polling"})`, async () => {
+    const root = await mkdtemp(join(tmpdir(), "sessionkit-follow-"));
+    const writer = nodeFsStorage({ root });
+    const reader = nodeFsStorage({ root, watchMode, pollIntervalMs: 50 });
+    return {
+      writer,
+      reader,
+      cleanup: async () => {
+        await Promise.all([writer.close(), reader.close()]);
+        await rm(root, { recursive: true, force: true });
+      },
+    };
+  });
+}
+
+describeFollowSuite("a port without watch (polled every 1 s)", async () => {
+  const { watch: _watch, ...port } = memoryStorage();
+  return { writer: port, reader: port };
+});
+
+describe("SessionManager.follow on a seed 003 file", () => {
+  it("decodes appended seed-003 lines as the loader does", async () => {
+    const port = memoryStorage();
+    const writer = await SessionManager.create(port, "/work/seed", { layout: "seed003", deferUntilAssistant: false });
+    writer.appendMessage(userMsg("first"));
+    await writer.flush();
+    const reader = await SessionManager.open(port, writer.getSessionFile()!, { readOnly: true });
+    expect(reader.getDialect()).toBe("seed003");
+    const follow = await reader.follow(() => {});
+    for (let i = 0; i < 3; i++) writer.appendMessage(userMsg(`more ${i}`));
+    await writer.flush();
+    await waitFor(() => reader.getEntries().length === writer.getEntries().length, "the seed-003 entries");
+    expect(reader.getEntries()).toEqual(writer.getEntries());
+    expect(reader.buildSessionContext()).toEqual(writer.buildSessionContext());
+    await follow.close();
+    await writer.close();
+  });
+});

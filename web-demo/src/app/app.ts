@@ -1,0 +1,365 @@
+/**
+ * The viewer app over a StoreSource: the list of every session across its stores (filtered as
+ * you type), search across sessions, one session open in a SessionView, the address kept in step
+ * with what is shown, keys, theme. main.ts runs it over the browser's store, export-main.ts over
+ * the session an exported HTML file carries.
+ */
+import { BlobStore, encodeJsonl, resolveImages, type SessionEntry } from "../../../src/index.js";
+import { loadSession, type LoadedSession } from "../data/load-session.js";
+import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
+import { el, formatDate, preview, type Child } from "../render/dom.js";
+import { renderError } from "../render/import-report.js";
+import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
+import { SessionView, closeImageModal, type SessionAction } from "./session-view.js";
+import { themeButton } from "./theme.js";
+
+export interface AppOptions {
+  source: StoreSource;
+  /** Controls for the bar (storage choice, import). */
+  barControls?: Child[];
+  /** Actions on the open session beyond the downloads (export, delete). */
+  sessionActions?: (store: ViewerStore, path: string) => SessionAction[];
+  /** Show the list of sessions (an exported file has one session: no list). */
+  showList: boolean;
+  title: string;
+}
+
+export class ViewerApp {
+  source: StoreSource;
+  readonly #options: AppOptions;
+  #sessions: ListedSession[] = [];
+  #view: SessionView | null = null;
+  #open: { storeId: string; path: string } | null = null;
+  readonly #listFilter: HTMLInputElement;
+  readonly #list: HTMLElement;
+  readonly #globalSearch: HTMLInputElement;
+  readonly #globalResults: HTMLElement;
+  readonly #sessionPane: HTMLElement;
+  readonly #notices: HTMLElement;
+  readonly root: HTMLElement;
+  #tasks = 0;
+  #searchSeq = 0;
+
+  constructor(options: AppOptions) {
+    this.#options = options;
+    this.source = options.source;
+    this.#listFilter = el("input", { type: "search", id: "session-filter", placeholder: "Filter sessions…", "aria-label": "Filter sessions", autocomplete: "off" });
+    this.#list = el("div", { id: "session-list", class: "session-list" });
+    this.#globalSearch = el("input", { type: "search", id: "global-search", placeholder: "Search all sessions… (Enter)", "aria-label": "Search all sessions", autocomplete: "off" });
+    const includeTools = el("input", { type: "checkbox", id: "global-include-tools" });
+    this.#globalResults = el("div", { id: "global-results", class: "global-results", "aria-live": "polite" });
+    this.#sessionPane = el("section", { id: "session-pane", class: "session-pane", "aria-label": "Session" });
+    this.#notices = el("div", { id: "notices", class: "notices-bar", "aria-live": "polite" });
+    const listPane = el(
+      "nav",
+      { id: "list-pane", class: "list-pane", "aria-label": "Sessions" },
+      el("div", { class: "list-controls" }, this.#listFilter, this.#globalSearch, el("label", { class: "checkbox" }, includeTools, " include tool output")),
+      this.#globalResults,
+      this.#list,
+    );
+    const bar = el(
+      "header",
+      { class: "app-bar" },
+      options.showList && el("button", { type: "button", id: "sessions-toggle", class: "header-btn", title: "Show or hide the list of sessions" }, "☰ Sessions"),
+      el("span", { class: "app-title" }, options.title),
+      ...(options.barControls ?? []),
+      el("span", { class: "spacer" }),
+      themeButton(),
+      el("button", { type: "button", id: "keys-help", class: "header-btn", title: "Keys (?)" }, "?"),
+    );
+    // On a narrow screen the list starts hidden (it would cover the session).
+    const listShown = options.showList && !window.matchMedia("(max-width: 900px)").matches;
+    this.root = el("div", { class: listShown ? "app with-list" : "app" }, bar, this.#notices, el("div", { class: "app-body" }, options.showList && listPane, this.#sessionPane));
+    bar.querySelector("#sessions-toggle")?.addEventListener("click", () => this.root.classList.toggle("with-list"));
+    bar.querySelector("#keys-help")!.addEventListener("click", () => toggleKeysHelp());
+    this.#listFilter.addEventListener("input", () => this.#renderList());
+    this.#globalSearch.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") void this.run(() => this.#searchAll(this.#globalSearch.value, includeTools.checked));
+    });
+    this.#list.addEventListener("click", (event) => {
+      const item = (event.target as Element).closest<HTMLElement>("[data-path]");
+      if (!item) return;
+      if (window.matchMedia("(max-width: 900px)").matches) this.root.classList.remove("with-list");
+      void this.run(() => this.openSession(item.dataset.store!, item.dataset.path!, {}));
+    });
+    this.#globalResults.addEventListener("click", (event) => {
+      const hit = (event.target as Element).closest<HTMLElement>("[data-entry]");
+      if (hit) void this.run(() => this.openSession(hit.dataset.store!, hit.dataset.path!, { targetId: hit.dataset.entry!, leafId: null, openEntry: true }));
+    });
+    document.addEventListener("keydown", (event) => this.#onKey(event));
+    window.addEventListener("hashchange", () => void this.run(async () => void (await this.#followAddress())));
+  }
+
+  /** Runs one task at a time; a failure is shown, never swallowed; body[data-status] says when all is done. */
+  run(task: () => Promise<void>): Promise<void> {
+    this.#tasks++;
+    document.body.dataset.status = "busy";
+    return task()
+      .catch((error: unknown) => {
+        console.error(error);
+        this.notify(renderError(error));
+      })
+      .finally(() => {
+        if (--this.#tasks === 0) document.body.dataset.status = "ready";
+      });
+  }
+
+  notify(content: HTMLElement): void {
+    const dismiss = el("button", { type: "button", class: "dismiss", "aria-label": "Dismiss" }, "×");
+    const box = el("div", { class: "message-box" }, content, dismiss);
+    dismiss.addEventListener("click", () => box.remove());
+    this.#notices.replaceChildren(box);
+  }
+
+  clearNotices(): void {
+    this.#notices.replaceChildren();
+  }
+
+  get view(): SessionView | null {
+    return this.#view;
+  }
+
+  get sessions(): readonly ListedSession[] {
+    return this.#sessions;
+  }
+
+  async refreshList(): Promise<void> {
+    this.#sessions = await this.source.listSessions();
+    this.#renderList();
+  }
+
+  /** Opens what the address names, or the newest session. */
+  async start(): Promise<void> {
+    await this.refreshList();
+    if (!(await this.#followAddress())) {
+      const first = this.#sessions[0];
+      if (first) await this.openSession(first.storeId, first.path, {});
+      else this.#sessionPane.replaceChildren(el("p", { class: "empty" }, "No sessions. Import a .jsonl or .zip file."));
+    }
+  }
+
+  async #followAddress(): Promise<boolean> {
+    const link = readLink();
+    if (!link.path) return false;
+    const store = link.store ?? this.source.stores[0]?.id;
+    if (!store) return false;
+    const current = this.#view?.state;
+    if (this.#open?.storeId === store && this.#open.path === link.path && current) {
+      if (current.leafId !== link.leafId || current.targetId !== link.targetId) this.#view!.navigate(link.leafId ?? this.#view!.session.model.fileLeafId, link.targetId);
+      if (current.filter !== link.filter) this.#view!.setFilter(link.filter);
+      return true;
+    }
+    await this.openSession(store, link.path, link);
+    return true;
+  }
+
+  async openSession(storeId: string, path: string, initial: Partial<LinkState> & { openEntry?: boolean }): Promise<void> {
+    const store = this.source.stores.find((s) => s.id === storeId);
+    if (!store) throw new Error(`no store "${storeId}" in this viewer`);
+    await this.#view?.destroy();
+    this.#view = null;
+    this.#open = null;
+    const progress = el("progress", { max: "1", value: "0" });
+    this.#sessionPane.replaceChildren(el("div", { class: "loading" }, el("p", {}, "Opening…"), progress));
+    const session = await loadSession(store.storage, path, { onProgress: (read, total) => (progress.value = total > 0 ? read / total : 1) });
+    this.#open = { storeId, path };
+    const notices = loadNotices(session);
+    const actions = [...downloadActions(), ...(this.#options.sessionActions?.(store, path) ?? [])];
+    const view = new SessionView({
+      session,
+      notices,
+      initial: { leafId: initial.leafId ?? null, targetId: initial.targetId ?? null, filter: initial.filter ?? "default", query: initial.query ?? "" },
+      actions,
+      followable: this.source.live,
+      onState: (state) => history.replaceState(null, "", linkHash({ store: storeId, path, ...state })),
+      linkTo: (state) => linkUrl({ store: storeId, path, ...state }),
+    });
+    this.#view = view;
+    this.#sessionPane.replaceChildren(view.element);
+    if (initial.openEntry && initial.targetId) view.openEntry(initial.targetId);
+    history.replaceState(null, "", linkHash({ store: storeId, path, ...view.state }));
+    this.#renderList();
+  }
+
+  #renderList(): void {
+    const words = this.#listFilter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const shown = this.#sessions.filter((s) => {
+      if (words.length === 0) return true;
+      const text = `${s.name ?? ""} ${s.firstMessage} ${s.cwd} ${s.id}`.toLowerCase();
+      return words.every((w) => text.includes(w));
+    });
+    const many = this.source.stores.length > 1;
+    const items = shown.slice(0, 500).map((info) => {
+      const selected = this.#open?.storeId === info.storeId && this.#open.path === info.path;
+      const store = this.source.stores.find((s) => s.id === info.storeId);
+      return el(
+        "li",
+        { class: selected ? "session selected" : "session", "aria-current": selected ? "true" : undefined },
+        el(
+          "button",
+          { type: "button", "data-store": info.storeId, "data-path": info.path, title: info.path },
+          el("span", { class: "session-title" }, info.name ?? (preview(info.firstMessage, 90) || "(no messages)")),
+          info.name && info.firstMessage && el("span", { class: "session-first" }, preview(info.firstMessage, 90)),
+          el(
+            "span",
+            { class: "session-meta" },
+            el("time", { datetime: info.modified.toISOString() }, formatDate(info.modified)),
+            ` · ${info.messageCount} ${info.messageCount === 1 ? "message" : "messages"}`,
+            many && store ? ` · ${store.label}` : null,
+          ),
+          el("span", { class: "session-cwd" }, info.cwd),
+        ),
+      );
+    });
+    this.#list.replaceChildren(
+      el("p", { class: "list-count" }, `${shown.length} of ${this.#sessions.length} sessions`),
+      items.length > 0 ? el("ul", {}, ...items) : el("p", { class: "empty" }, this.#sessions.length === 0 ? "No sessions stored." : "No session matches."),
+    );
+  }
+
+  async #searchAll(query: string, includeToolOutput: boolean): Promise<void> {
+    const seq = ++this.#searchSeq;
+    if (!query.trim()) {
+      this.#globalResults.replaceChildren();
+      return;
+    }
+    this.#globalResults.replaceChildren(el("p", { class: "muted" }, "Searching…"));
+    const hits = await this.source.searchSessions(query, { includeToolOutput, isCurrent: () => seq === this.#searchSeq });
+    if (seq !== this.#searchSeq) return;
+    this.#globalResults.replaceChildren(
+      el("p", { class: "list-count" }, `${hits.length} ${hits.length === 1 ? "hit" : "hits"} for “${query}”`),
+      el("ul", {}, ...hits.map((hit) => this.#renderHit(hit))),
+    );
+  }
+
+  #renderHit(hit: SessionSearchHit): HTMLElement {
+    const info = this.#sessions.find((s) => s.storeId === hit.storeId && s.path === hit.path);
+    return el(
+      "li",
+      { class: "search-hit" },
+      el(
+        "button",
+        { type: "button", "data-store": hit.storeId, "data-path": hit.path, "data-entry": hit.entryId },
+        el("span", { class: "session-title" }, info?.name ?? preview(info?.firstMessage ?? hit.path, 60)),
+        el("span", { class: "hit-role" }, hit.role),
+        el("span", { class: "hit-snippet" }, hit.snippet),
+      ),
+    );
+  }
+
+  #onKey(event: KeyboardEvent): void {
+    if (event.key === "Escape") {
+      if (closeImageModal() || closeKeysHelp()) return;
+      this.#view?.reset();
+      return;
+    }
+    const target = event.target as HTMLElement | null;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable)) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const view = this.#view;
+    switch (event.key) {
+      case "t":
+        view?.toggleThinking();
+        break;
+      case "o":
+        view?.toggleOutputs();
+        break;
+      case "j":
+        view?.step(1, false);
+        break;
+      case "k":
+        view?.step(-1, false);
+        break;
+      case "]":
+        view?.step(1, true);
+        break;
+      case "[":
+        view?.step(-1, true);
+        break;
+      case "g":
+        view?.focusTree();
+        break;
+      case "/":
+        (document.querySelector<HTMLInputElement>("#tree-search"))?.focus();
+        break;
+      case "?":
+        toggleKeysHelp();
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+  }
+}
+
+function loadNotices(session: LoadedSession): Child[] {
+  const notices: Child[] = [];
+  if (session.problems.length > 0) {
+    notices.push(
+      el(
+        "details",
+        { class: "notice load-notice" },
+        el("summary", {}, `${session.problems.length} line(s) not read as written`),
+        el("ul", {}, ...session.problems.slice(0, 100).map((p) => el("li", { "data-kind": p.kind }, p.message))),
+      ),
+    );
+  }
+  if (session.migratedFrom !== null) notices.push(el("p", { class: "notice" }, `Stored as version ${session.migratedFrom}; shown migrated to version 3 (the file is unchanged).`));
+  return notices;
+}
+
+/** "↓ JSONL" of the whole session or of the viewed branch: a file pi opens, images inline again. */
+function downloadActions(): SessionAction[] {
+  const download = async (view: SessionView, entries: readonly SessionEntry[], suffix: string) => {
+    const blobs = new BlobStore(view.session.storage);
+    const resolved: unknown[] = [view.session.model.header];
+    for (const entry of entries) resolved.push(await resolveImages(entry, blobs, () => {}));
+    const id = view.session.model.header.id.replace(/[^A-Za-z0-9_-]/g, "_");
+    downloadBlob(new Blob([encodeJsonl(resolved) as Uint8Array<ArrayBuffer>], { type: "application/x-ndjson" }), `${id}${suffix}.jsonl`);
+  };
+  return [
+    { id: "jsonl", label: "↓ JSONL", title: "Download the session file (every branch)", run: (view) => download(view, view.session.model.entries, "") },
+    { id: "jsonl-branch", label: "↓ Branch JSONL", title: "Download the viewed branch (root → leaf) as a session file", run: (view) => download(view, view.branchEntries(), "-branch") },
+  ];
+}
+
+/** Starts the browser's download of `blob`. */
+export function downloadBlob(blob: Blob, fileName: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = fileName;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download holds its own reference once started; revoke later, not at once.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+const KEYS: [string, string][] = [
+  ["t", "thinking shown / folded"],
+  ["o", "tool outputs expanded / collapsed"],
+  ["j / k", "next / previous message"],
+  ["] / [", "next / previous user turn"],
+  ["g", "focus the tree: ↑ ↓ move, ← → fold, Enter opens"],
+  ["/", "search this session"],
+  ["Esc", "close, clear the search, back to the session's leaf"],
+  ["?", "these keys"],
+];
+
+let keysHelp: HTMLElement | null = null;
+
+function toggleKeysHelp(): void {
+  if (closeKeysHelp()) return;
+  keysHelp = el("div", { id: "keys-dialog", class: "keys-dialog", role: "dialog", "aria-label": "Keys" }, el("h2", {}, "Keys"), el("dl", {}, ...KEYS.flatMap(([k, what]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, what)])));
+  keysHelp.addEventListener("click", () => closeKeysHelp());
+  document.body.append(keysHelp);
+}
+
+function closeKeysHelp(): boolean {
+  if (!keysHelp) return false;
+  keysHelp.remove();
+  keysHelp = null;
+  return true;
+}

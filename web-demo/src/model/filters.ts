@@ -1,0 +1,119 @@
+/**
+ * pi's tree filters and search: which entries the sidebar lists, and the text a search matches
+ * (label + role + text + bash command + model, all words must match).
+ */
+import type { SessionEntry } from "../../../src/index.js";
+import { EntryFlag, type SessionModel } from "./session-model.js";
+
+export const ENTRY_FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"] as const;
+export type EntryFilter = (typeof ENTRY_FILTERS)[number];
+
+export const FILTER_LABELS: Record<EntryFilter, { label: string; title: string }> = {
+  default: { label: "Default", title: "Hide settings entries (labels, custom, model and thinking changes)" },
+  "no-tools": { label: "No-tools", title: "Default minus tool results" },
+  "user-only": { label: "User", title: "Only user messages" },
+  "labeled-only": { label: "Labeled", title: "Only labeled entries" },
+  all: { label: "All", title: "Show everything" },
+};
+
+export const isEntryFilter = (value: unknown): value is EntryFilter => ENTRY_FILTERS.includes(value as EntryFilter);
+
+type Block = Record<string, unknown>;
+const isObject = (value: unknown): value is Block => typeof value === "object" && value !== null;
+const str = (value: unknown): string => (typeof value === "string" ? value : "");
+
+/** The text blocks of message content, joined. */
+export function contentText(content: unknown, separator = ""): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const block of content) if (isObject(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
+  return parts.join(separator);
+}
+
+/** Whether the tree lists entry number `i` under `filter` (pi's filterNodes, the leaf aside). */
+export function entryMatches(model: SessionModel, i: number, filter: EntryFilter): boolean {
+  const flags = model.flags(i);
+  if (flags & EntryFlag.ToolOnly) return false;
+  switch (filter) {
+    case "user-only":
+      return (flags & EntryFlag.User) !== 0;
+    case "no-tools":
+      return (flags & (EntryFlag.Settings | EntryFlag.ToolResult)) === 0;
+    case "labeled-only":
+      return model.labels.has(model.entries[i]!.id);
+    case "all":
+      return true;
+    default:
+      return (flags & EntryFlag.Settings) === 0;
+  }
+}
+
+/** What a search in the session looks at, lowercased (pi's getSearchableText). */
+export function searchableText(entry: SessionEntry, label: string | undefined): string {
+  const parts: string[] = [];
+  if (label) parts.push(label);
+  switch (entry.type) {
+    case "message": {
+      const message: Block = isObject(entry.message) ? entry.message : {};
+      parts.push(str(message.role), contentText(message.content));
+      if (message.role === "bashExecution") parts.push(str(message.command));
+      break;
+    }
+    case "custom_message":
+      parts.push(str(entry.customType), contentText(entry.content));
+      break;
+    case "compaction":
+      parts.push("compaction", str(entry.summary));
+      break;
+    case "branch_summary":
+      parts.push("branch summary", str(entry.summary));
+      break;
+    case "model_change":
+      parts.push("model", str(entry.modelId), str(entry.model));
+      break;
+    case "thinking_level_change":
+      parts.push("thinking", str(entry.thinkingLevel));
+      break;
+  }
+  return parts.join(" ").toLowerCase();
+}
+
+export function searchTokens(query: string): string[] {
+  return query.toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+/** Yields to the event loop: rendering and input get their turn between slices of work. */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
+/**
+ * The numbers of entries matching every word of `query`, computed in slices of at most ~16 ms so a
+ * search over 100,000 entries never blocks the page. `isCurrent` stops a search overtaken by
+ * newer input (it resolves null then).
+ */
+export async function searchEntries(model: SessionModel, query: string, isCurrent: () => boolean = () => true): Promise<Set<number> | null> {
+  const tokens = searchTokens(query);
+  const hits = new Set<number>();
+  const entries = model.entries;
+  let sliceStart = performance.now();
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    const text = searchableText(entry, model.labels.get(entry.id));
+    if (tokens.every((t) => text.includes(t))) hits.add(i);
+    if ((i & 255) === 255 && performance.now() - sliceStart > 16) {
+      await yieldToEventLoop();
+      if (!isCurrent()) return null;
+      sliceStart = performance.now();
+    }
+  }
+  return isCurrent() ? hits : null;
+}
