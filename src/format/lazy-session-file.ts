@@ -128,18 +128,22 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
   let readPos = 0;
   // Ranges are read ahead while earlier ones are checked: a port's read is a round trip (a file
   // opened, read and closed on another thread), and on a busy machine each one waits its turn.
+  // Only ranges within the size the file had are asked for ahead: each of those is needed, so a
+  // failing read is never one nobody waits for.
+  const size = (await storage.stat(path))?.size ?? 0;
   const reads: Array<Promise<Uint8Array | null>> = [];
   let requested = 0;
   const readAhead = () => {
     reads.push(storage.read(path, { offset: requested, length: chunkSize }));
     requested += chunkSize;
   };
-  for (let k = 0; k < READ_AHEAD; k++) readAhead();
+  readAhead();
   /** File offset of the first byte not yet part of a handled line. */
   let lineStart = 0;
   let carry: Uint8Array[] = [];
   try {
     while (reads.length > 0 && !handOver) {
+      while (reads.length < READ_AHEAD && requested < size) readAhead();
       const chunk = await reads.shift()!;
       if (chunk === null) {
         if (readPos === 0) return { kind: "missing" };
@@ -148,7 +152,8 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
       if (chunk.length === 0) break;
       readPos += chunk.length;
       const last = chunk.length < chunkSize;
-      if (!last) readAhead();
+      // A file that grew since its size was read is read on, one range at a time.
+      if (!last && reads.length === 0) readAhead();
       let from = 0;
       if (carry.length > 0) {
         const newline = chunk.indexOf(NEWLINE);
@@ -169,8 +174,9 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
       if (rest < chunk.length) carry.push(chunk.subarray(rest));
       if (last) break;
     }
+    // Ranges still asked for (the file shrank, or the full read takes over): their failures count too.
+    await Promise.all(reads.splice(0));
   } finally {
-    // Ranges read ahead and no longer wanted must not end as unhandled rejections.
     for (const read of reads) read.catch(() => {});
   }
 
