@@ -9,9 +9,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { SessionManager, CATALOG_DIR, type StoragePort } from "../src/index.js";
-import { appendMessages, appendWorkload } from "./lib/appends.js";
 import { collectGarbage, MEASURED_LINE } from "./lib/measure.js";
-import { PiSessionManager } from "./lib/pi.js";
 import { peakRss } from "./lib/peak-rss.js";
 
 /** With `profileTo`, the measured part (only) is CPU-profiled into that .cpuprofile file. */
@@ -117,7 +115,9 @@ async function openOurs(t: Extract<ChildTask, { kind: "open-ours" }>): Promise<O
   return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss, rssBefore: before.rss, messages, entries };
 }
 
-function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): OpenResult {
+async function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): Promise<OpenResult> {
+  // Loaded only in pi's children: its module graph would weigh on our opens' heap and collections.
+  const { PiSessionManager } = await import("./lib/pi.js");
   const before = memoryBaseline();
   const start = performance.now();
   try {
@@ -148,6 +148,8 @@ async function listColdOurs(t: Extract<ChildTask, { kind: "list-cold-ours" }>): 
 }
 
 async function appendsOurs(t: Extract<ChildTask, { kind: "appends-ours" }>): Promise<{ ms: number }> {
+  // Loaded only in these children: it brings pi's SessionManager along (see openPi).
+  const { appendMessages, appendWorkload } = await import("./lib/appends.js");
   const storage = nodeFsStorage({ root: t.root });
   appendWorkload(t.count);
   const { ms } = await measured(() => appendMessages(storage, t.count, t.flushEvery));
@@ -161,7 +163,7 @@ switch (task.kind) {
     await send(await openOurs(task));
     break;
   case "open-pi":
-    await send(openPi(task));
+    await send(await openPi(task));
     break;
   case "list-cold-ours":
     await send(await listColdOurs(task));

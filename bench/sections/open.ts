@@ -2,7 +2,8 @@
  * 1. open + buildSessionContext of the ~50 MB pi-written session.
  *
  * Whole processes: `sessionkit context --json FILE` (the bundled bin, built here as `npm run
- * build` builds it) against pi doing the same in a process of its own (bench/lib/pi-context.mjs).
+ * build` builds it) against pi doing the same in a process of its own (bench/lib/pi-context.mjs)
+ * and a process that only reads and parses every line (bench/lib/bare-parse.mjs).
  * In process: ours (lazy, the default, read-only and writable; and parsing every line at open)
  * against pi's SessionManager.open + buildSessionContext and a bare readFile + split + JSON.parse
  * of every line.
@@ -51,11 +52,14 @@ async function benchProcesses(file: string, runs: number): Promise<Row[]> {
   const commands = {
     ours: [bin, "context", file, "--json"],
     pi: [join(BENCH_DIR, "lib/pi-context.mjs"), file],
+    bare: [join(BENCH_DIR, "lib/bare-parse.mjs"), file],
   };
-  const times = { ours: [] as number[], pi: [] as number[] };
-  const printed = { ours: "", pi: "" };
+  const times = { ours: [] as number[], pi: [] as number[], bare: [] as number[] };
+  const printed = { ours: "", pi: "", bare: "" };
+  const names = ["ours", "pi", "bare"] as const;
   for (let round = 0; round <= runs; round++) {
-    const order = round % 2 === 0 ? (["ours", "pi"] as const) : (["pi", "ours"] as const);
+    // Each round in another order: none always runs first or last on a busy machine.
+    const order = names.map((_, i) => names[(i + round) % names.length]!);
     for (const who of order) {
       const { ms, stdout } = await timeProcess(commands[who]);
       if (round > 0) times[who].push(ms);
@@ -64,6 +68,7 @@ async function benchProcesses(file: string, runs: number): Promise<Row[]> {
   }
   const ours = summarize(times.ours);
   const pi = summarize(times.pi);
+  const bare = summarize(times.bare);
   return [
     {
       name: "whole process: `sessionkit context FILE --json` (bundled bin) vs pi's SessionManager.open + buildSessionContext + JSON.stringify in a process",
@@ -72,6 +77,14 @@ async function benchProcesses(file: string, runs: number): Promise<Row[]> {
       ratio: ratio(ours.median / pi.median),
       target: "≤ 0.5×",
       verdict: verdict(ours.median / pi.median <= 0.5),
+    },
+    {
+      name: "whole process: `sessionkit context FILE --json` vs a process that only reads the file and JSON.parses every line (bench/lib/bare-parse.mjs)",
+      ours: timing(ours),
+      peer: `bare ${timing(bare)}`,
+      ratio: ratio(ours.median / bare.median),
+      target: "—",
+      verdict: "info",
     },
     {
       name: "whole process: the same JSON on stdout as pi's",
@@ -170,7 +183,7 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
   return {
     rows,
     notes: [
-      `open, whole process: ${runs} rounds of \`node <bundle> context FILE --json\` and \`node bench/lib/pi-context.mjs FILE\` (alternating which goes first) after one warm-up round, wall time from spawn to exit, stdout read in full; times are median (min).`,
+      `open, whole process: ${runs} rounds of \`node <bundle> context FILE --json\`, \`node bench/lib/pi-context.mjs FILE\` and \`node bench/lib/bare-parse.mjs FILE\` (the order rotated each round) after one warm-up round, wall time from spawn to exit, stdout read in full; times are median (min).`,
       `open, in process: ${runs} interleaved rounds after one warm-up round, full GC before each run; times are median (min). pi's open reads and parses the file twice (once in open() for the cwd, once in setSessionFile()). Lazy: each message line in pi's field order is checked byte by byte (JSON syntax, the entry's schema) and only the entries the context returns are parsed; "full" parses every line.`,
     ],
   };

@@ -100,7 +100,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
     while (from < bytes.length && !handOver) {
       line++;
       if (session && bytes[from] === LBRACE) {
-        const head = readMessageLine(bytes, view, from, bytes.length, session.shape);
+        const head = readMessageLine(bytes, view, from, bytes.length, session.shape, entries.at(-1)?.id ?? null);
         // A line with a blob ref is parsed now: its images are resolved at open, as the full read does.
         if (head && !head.blobRef) {
           const entry = new UnparsedEntry(head, line, session.dialect, bytes, from, head.end);

@@ -106,9 +106,10 @@ let containers = new Uint8Array(64);
 /**
  * The head of the message line starting at `bytes[start]` and ending at the first "\n" before
  * `limit`, or null when the line is not proved (see the module comment), including when no "\n"
- * follows it before `limit`.
+ * follows it before `limit`. A parent id equal to `previousId` (the line before, as a chain of
+ * entries has it) is that same string.
  */
-export function readMessageLine(bytes: Uint8Array, view: DataView, start: number, limit: number, shape: MessageLineShape): MessageLineHead | null {
+export function readMessageLine(bytes: Uint8Array, view: DataView, start: number, limit: number, shape: MessageLineShape, previousId: string | null = null): MessageLineHead | null {
   const idStart = matchBytes(bytes, start, limit, shape.prefix);
   if (idStart < 0) return null;
   const idEnd = plainStringEnd(bytes, idStart, limit);
@@ -139,7 +140,7 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
   if (end < 0) return null;
   return {
     id: ascii(bytes, idStart, idEnd),
-    parentId: parentStart < 0 ? null : ascii(bytes, parentStart, parentEnd),
+    parentId: parentStart < 0 ? null : previousId !== null && isAscii(bytes, parentStart, parentEnd, previousId) ? previousId : ascii(bytes, parentStart, parentEnd),
     timestampStart,
     timestampEnd,
     role: knownRole(bytes, roleStart, roleEnd) ?? ascii(bytes, roleStart, roleEnd),
@@ -375,6 +376,13 @@ function equalBytes(b: Uint8Array, start: number, end: number, pattern: Uint8Arr
 }
 
 const asciiDecoder = new TextDecoder();
+
+/** Whether `bytes[start, end)` are the characters of `text`. */
+function isAscii(b: Uint8Array, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false;
+  for (let k = 0; k < text.length; k++) if (b[start + k] !== text.charCodeAt(k)) return false;
+  return true;
+}
 
 /** Bytes known to be printable ASCII as a string. */
 export function ascii(b: Uint8Array, start: number, end: number): string {

@@ -9,7 +9,6 @@ import type { SessionEntry } from "./types.js";
 const decoder = new TextDecoder();
 
 export class UnparsedEntry {
-  readonly type = "message";
   readonly id: string;
   readonly parentId: string | null;
   /** The message's role. */
@@ -36,6 +35,11 @@ export class UnparsedEntry {
     this.#bytes = bytes;
     this.#start = start;
     this.#end = end;
+  }
+
+  /** On the prototype: one field less in each of the many entries. */
+  get type(): "message" {
+    return "message";
   }
 
   /** Read from the line's bytes when asked for (until it is parsed), not kept as a string per entry. */

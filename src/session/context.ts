@@ -48,11 +48,24 @@ function entriesSource(entries: readonly SessionEntry[], byId: ReadonlyMap<strin
   return { heads: entries, byId, entry: (entry) => entry, role: (entry) => (entry.type === "message" ? entry.message?.role : undefined) };
 }
 
-/** The root → `leaf` path; stops at a missing parent. */
+/** The root → `leaf` path; stops at a missing parent, and before an entry seen already (a cycle). */
 export function pathToRoot<H extends EntryHead>(leaf: H | undefined, byId: ReadonlyMap<string, H>): H[] {
+  // From an indexed leaf, a walk without a cycle meets each indexed entry once at most, so it is no
+  // longer than the index: only a longer walk (or a leaf the index names otherwise, under a
+  // duplicate id) needs to remember where it has been.
+  if (leaf && byId.get(leaf.id) !== leaf) return pathToRootRemembering(leaf, byId);
+  const path: H[] = [];
+  for (let current = leaf; current; current = current.parentId ? byId.get(current.parentId) : undefined) {
+    if (path.length > byId.size) return pathToRootRemembering(leaf!, byId);
+    path.push(current);
+  }
+  return path.reverse();
+}
+
+function pathToRootRemembering<H extends EntryHead>(leaf: H, byId: ReadonlyMap<string, H>): H[] {
   const path: H[] = [];
   const seen = new Set<string>();
-  for (let current = leaf; current && !seen.has(current.id); ) {
+  for (let current: H | undefined = leaf; current && !seen.has(current.id); ) {
     seen.add(current.id);
     path.push(current);
     current = current.parentId ? byId.get(current.parentId) : undefined;

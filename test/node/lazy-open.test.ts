@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { readSessionFile, SessionManager, type SessionEntry, type StoragePort } from "../../src/index.js";
+import { pathToRoot, readSessionFile, SessionManager, type SessionEntry, type StoragePort } from "../../src/index.js";
+import type { EntryHead } from "../../src/session/context.js";
 import { readSessionFileLazily, type LazyEntry } from "../../src/format/lazy-session-file.js";
 import { messageLineShape, readMessageLine } from "../../src/format/message-line.js";
 import { UnparsedEntry } from "../../src/format/unparsed-entry.js";
@@ -263,5 +264,33 @@ describe("SessionManager: parse 'lazy' and 'full' give the same session", () => 
       await sm.close();
     }
     expect(results[0]).toBe(results[1]);
+  });
+});
+
+describe("pathToRoot", () => {
+  /** The walk remembering every id it passed (how pathToRoot always worked). */
+  function remembering(leaf: EntryHead | undefined, byId: ReadonlyMap<string, EntryHead>): EntryHead[] {
+    const path: EntryHead[] = [];
+    const seen = new Set<string>();
+    for (let current = leaf; current && !seen.has(current.id); ) {
+      seen.add(current.id);
+      path.push(current);
+      current = current.parentId ? byId.get(current.parentId) : undefined;
+    }
+    return path.reverse();
+  }
+
+  it("gives the remembering walk's path on random graphs with cycles, duplicate ids and missing parents", () => {
+    const rng = mulberry32(0x9a7b);
+    for (let round = 0; round < 300; round++) {
+      const count = rng.between(1, 30);
+      const heads: EntryHead[] = [];
+      for (let i = 0; i < count; i++) {
+        const parentId = rng.chance(0.15) ? null : `n${rng.int(count + 3)}`; // some parents missing
+        heads.push({ type: "message", id: `n${rng.int(count)}`, parentId, timestamp: "t" }); // some ids twice
+      }
+      const byId = new Map(heads.map((head) => [head.id, head]));
+      for (const leaf of [...heads, undefined]) expect(pathToRoot(leaf, byId)).toEqual(remembering(leaf, byId));
+    }
   });
 });
