@@ -5,9 +5,11 @@
  * + buildSessionContext.
  */
 import { closeSync, openSync, readSync } from "node:fs";
-import { relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import type { ChildTask, OpenResult } from "../child.js";
-import { HUGE_ROOT, ensureHugeSession } from "../lib/data.js";
+import { bundleCliInto } from "../../scripts/cli-bundle.js";
+import { HUGE_ROOT, SCRATCH_DIR, ensureHugeSession } from "../lib/data.js";
+import { timeProcess } from "./open.js";
 import { formatBytes, formatMs, runChild } from "../lib/measure.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
 import { openMemory, type OpenMemory } from "./heap.js";
@@ -48,6 +50,7 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
   const lazy = await attempt({ kind: "open-ours", root: HUGE_ROOT, path, readOnly: true, parse: "lazy" });
   const full = await attempt({ kind: "open-ours", root: HUGE_ROOT, path, readOnly: true, parse: "full" });
   const pi = await attempt({ kind: "open-pi", file: data.path });
+  const cli = await timeProcess([await bundleCliInto(join(SCRATCH_DIR, "cli")), "context", data.path, "--json"]);
   const entries = Math.max(lazy.entries, full.entries);
   const size = `${formatBytes(data.size)}${entries ? `, ${entries.toLocaleString("en-US")} entries` : ""}`;
   const bothOpened = !lazy.error && !full.error;
@@ -68,6 +71,14 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
         ratio: bothOpened ? ratio(lazy.ms / full.ms) : "",
         target: "same context",
         verdict: verdict(bothOpened && lazy.messages === full.messages && lazy.entries === full.entries),
+      },
+      {
+        name: "the same, as a whole process: `sessionkit context FILE --json` (bundled bin, start-up and output included)",
+        ours: `${formatMs(cli.ms)}, ${(cli.stdout.length / 1e6).toFixed(2)} MB of JSON`,
+        peer: "—",
+        ratio: "",
+        target: "—",
+        verdict: "info",
       },
       {
         name: "the same open: ours lazy vs pi",

@@ -29,7 +29,7 @@ export interface OpenSection {
 const timing = (s: Sample) => `${formatMs(s.median)} (min ${formatMs(s.min)})`;
 
 /** Runs `node args…` to its end; returns its wall time (spawn to exit) and what it printed. */
-function timeProcess(args: readonly string[]): Promise<{ ms: number; stdout: string }> {
+export function timeProcess(args: readonly string[]): Promise<{ ms: number; stdout: string }> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
