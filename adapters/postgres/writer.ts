@@ -1,0 +1,222 @@
+/**
+ * The port's writing connection: one connection taken from the pool for the port's life, which
+ * runs every mutation in call order and holds the port's advisory locks.
+ *
+ * Why one connection for both: a session-level advisory lock lives exactly as long as the
+ * connection that took it, so a writer process that dies or loses its connection loses its locks
+ * with it, and another may take them at once. Were the writes sent on other connections, a
+ * writer whose lock connection had dropped could still land an append after another writer took
+ * the lock. Here the writes of a locked file go over the very connection that holds its lock: once
+ * it is gone, they fail, and the port refuses writes to the files whose locks it lost until those
+ * locks are released (a fresh connection does not hold them).
+ *
+ * Mutations queue in call order. Appends to one file that queue up behind a running statement
+ * (no other operation on that file between them) go out as one statement; appends issued in one
+ * tick do too.
+ */
+import type pg from "pg";
+import { StorageError, type StorageLock } from "../../src/port.js";
+import { isConnectionLost, toStorageError } from "./errors.js";
+
+export type Mutation =
+  | { kind: "append"; path: string; data: Uint8Array }
+  | { kind: "write"; path: string; data: Uint8Array }
+  | { kind: "truncate"; path: string; size: number }
+  | { kind: "remove"; path: string }
+  /** Resolves once every earlier mutation is committed. */
+  | { kind: "barrier"; path: string };
+
+interface Queued {
+  mutation: Mutation;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export class Writer {
+  private readonly queue: Queued[] = [];
+  private pumping = false;
+  private connection: { client: pg.PoolClient; generation: number } | undefined;
+  private connecting: Promise<{ client: pg.PoolClient; generation: number }> | undefined;
+  private generation = 0;
+  /** Lock keys held on the current connection. */
+  private readonly held = new Set<string>();
+  /** Lock keys whose connection dropped while held: their files refuse writes until released. */
+  private readonly lost = new Set<string>();
+
+  constructor(
+    private readonly pool: () => Promise<pg.Pool>,
+    private readonly schema: string,
+  ) {}
+
+  run(mutation: Mutation): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ mutation, resolve, reject });
+      if (!this.pumping) {
+        this.pumping = true;
+        // One microtask later: appends issued in the same tick join the first statement.
+        queueMicrotask(() => void this.pump());
+      }
+    });
+  }
+
+  async acquireLock(key: string): Promise<StorageLock> {
+    if (this.held.has(key) || this.lost.has(key)) throw locked(key, "this port");
+    this.held.add(key); // reserved while the query runs: a second call fails at once
+    let generation: number;
+    try {
+      const connection = await this.connect();
+      generation = connection.generation;
+      const { rows } = await connection.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [this.lockName(key)]);
+      if (!rows[0]?.ok) throw locked(key, "another connection");
+    } catch (error) {
+      this.held.delete(key);
+      throw this.failure(error, "lock", key);
+    }
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        if (this.connection?.generation !== generation) {
+          this.lost.delete(key); // died with its connection
+          return;
+        }
+        this.held.delete(key);
+        try {
+          await this.connection.client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [this.lockName(key)]);
+        } catch (error) {
+          // Only a dropped connection fails here, and it took the lock with it.
+          this.failure(error, "unlock", key);
+        }
+      },
+    };
+  }
+
+  /** Waits for queued mutations, then gives the connection back without any lock on it. */
+  async close(): Promise<void> {
+    await this.run({ kind: "barrier", path: "" }).catch(() => {});
+    const connection = this.connection;
+    if (!connection) return;
+    this.connection = undefined;
+    for (const key of this.held) this.lost.add(key);
+    this.held.clear();
+    try {
+      // A pooled connection must not carry our locks to its next user.
+      await connection.client.query("SELECT pg_advisory_unlock_all()");
+      connection.client.release();
+    } catch (error) {
+      connection.client.release(error as Error);
+    }
+  }
+
+  private async pump(): Promise<void> {
+    for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+      const batch = [next, ...(next.mutation.kind === "append" ? this.takeAppends(next.mutation.path) : [])];
+      try {
+        await this.execute(batch.length === 1 ? next.mutation : { kind: "append", path: next.mutation.path, data: concat(batch.map((q) => (q.mutation as { data: Uint8Array }).data)) });
+        for (const queued of batch) queued.resolve();
+      } catch (error) {
+        for (const queued of batch) queued.reject(error);
+      }
+    }
+    this.pumping = false;
+  }
+
+  /** The appends to `path` queued next (before any other operation on `path`), taken off the queue. */
+  private takeAppends(path: string): Queued[] {
+    const taken: Queued[] = [];
+    for (let i = 0; i < this.queue.length; ) {
+      const { mutation } = this.queue[i]!;
+      if (mutation.path !== path) {
+        i++;
+        continue;
+      }
+      if (mutation.kind !== "append") break;
+      taken.push(...this.queue.splice(i, 1));
+    }
+    return taken;
+  }
+
+  private async execute(mutation: Mutation): Promise<void> {
+    const { path } = mutation;
+    if (mutation.kind === "barrier") return;
+    if (this.lost.has(path)) {
+      throw new StorageError("io", `postgres ${mutation.kind} ${JSON.stringify(path)}: the connection holding its lock was lost; release the lock and take it again`, { path });
+    }
+    const s = this.schema;
+    try {
+      const { client } = await this.connect();
+      switch (mutation.kind) {
+        case "append":
+          await client.query(`SELECT ${s}.append($1, $2)`, [path, bufferOf(mutation.data)]);
+          return;
+        case "write":
+          await client.query(`SELECT ${s}.write($1, $2)`, [path, bufferOf(mutation.data)]);
+          return;
+        case "truncate":
+          await client.query(`SELECT ${s}.truncate($1, $2)`, [path, mutation.size]);
+          return;
+        case "remove":
+          await client.query(`SELECT ${s}.remove($1)`, [path]);
+          return;
+      }
+    } catch (error) {
+      throw this.failure(error, mutation.kind, path);
+    }
+  }
+
+  private connect(): Promise<{ client: pg.PoolClient; generation: number }> {
+    if (this.connection) return Promise.resolve(this.connection);
+    this.connecting ??= (async () => {
+      try {
+        const client = await (await this.pool()).connect();
+        const connection = { client, generation: ++this.generation };
+        // A connection that fails while idle reports it here; its locks are gone.
+        client.on("error", (error) => this.drop(connection, error));
+        this.connection = connection;
+        return connection;
+      } finally {
+        this.connecting = undefined;
+      }
+    })();
+    return this.connecting;
+  }
+
+  /** Maps a failure; a lost connection is dropped (given back to the pool, which discards it). */
+  private failure(error: unknown, action: string, path: string): StorageError {
+    if (isConnectionLost(error) && this.connection) this.drop(this.connection, error);
+    return toStorageError(error, action, path);
+  }
+
+  private drop(connection: { client: pg.PoolClient; generation: number }, error: unknown): void {
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    for (const key of this.held) this.lost.add(key);
+    this.held.clear();
+    connection.client.release(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  /** Advisory locks are per database: the key is hashed with the schema's name. */
+  private lockName(key: string): string {
+    return `${this.schema}:${key}`;
+  }
+}
+
+function locked(key: string, holder: string): StorageError {
+  return new StorageError("locked", `${key} is locked by ${holder}`, { path: key });
+}
+
+/** The bytes as a Buffer without copying (pg sends Buffers as binary parameters). */
+function bufferOf(data: Uint8Array): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
