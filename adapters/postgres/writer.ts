@@ -42,6 +42,8 @@ export class Writer {
   private readonly held = new Set<string>();
   /** Lock keys whose connection dropped while held: their files refuse writes until released. */
   private readonly lost = new Set<string>();
+  /** The last use of the connection: uses go one after another (a pg client runs one query at a time). */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly pool: () => Promise<pg.Pool>,
@@ -64,12 +66,16 @@ export class Writer {
     this.held.add(key); // reserved while the query runs: a second call fails at once
     let generation: number;
     try {
-      const connection = await this.connect();
-      generation = connection.generation;
-      const { rows } = await connection.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [this.lockName(key)]);
-      if (!rows[0]?.ok) throw locked(key, "another connection");
+      const ok = await this.exclusive(async () => {
+        const connection = await this.connect();
+        generation = connection.generation;
+        const { rows } = await connection.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [this.lockName(key)]);
+        return rows[0]?.ok === true;
+      });
+      if (!ok) throw locked(key, "another connection");
     } catch (error) {
       this.held.delete(key);
+      this.lost.delete(key); // a connection that dropped during the attempt added it
       throw this.failure(error, "lock", key);
     }
     let released = false;
@@ -83,7 +89,10 @@ export class Writer {
         }
         this.held.delete(key);
         try {
-          await this.connection.client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [this.lockName(key)]);
+          await this.exclusive(async () => {
+            // Still the connection that took it (else the lock went with the one that dropped).
+            if (this.connection?.generation === generation) await this.connection.client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [this.lockName(key)]);
+          });
         } catch (error) {
           // Only a dropped connection fails here, and it took the lock with it.
           this.failure(error, "unlock", key);
@@ -102,7 +111,7 @@ export class Writer {
     this.held.clear();
     try {
       // A pooled connection must not carry our locks to its next user.
-      await connection.client.query("SELECT pg_advisory_unlock_all()");
+      await this.exclusive(() => connection.client.query("SELECT pg_advisory_unlock_all()"));
       connection.client.release();
     } catch (error) {
       connection.client.release(error as Error);
@@ -144,25 +153,23 @@ export class Writer {
       throw new StorageError("io", `postgres ${mutation.kind} ${JSON.stringify(path)}: the connection holding its lock was lost; release the lock and take it again`, { path });
     }
     const s = this.schema;
+    const [sql, params]: [string, unknown[]] =
+      mutation.kind === "append" || mutation.kind === "write"
+        ? [`SELECT ${s}.${mutation.kind}($1, $2)`, [path, bufferOf(mutation.data)]]
+        : mutation.kind === "truncate"
+          ? [`SELECT ${s}.truncate($1, $2)`, [path, mutation.size]]
+          : [`SELECT ${s}.remove($1)`, [path]];
     try {
-      const { client } = await this.connect();
-      switch (mutation.kind) {
-        case "append":
-          await client.query(`SELECT ${s}.append($1, $2)`, [path, bufferOf(mutation.data)]);
-          return;
-        case "write":
-          await client.query(`SELECT ${s}.write($1, $2)`, [path, bufferOf(mutation.data)]);
-          return;
-        case "truncate":
-          await client.query(`SELECT ${s}.truncate($1, $2)`, [path, mutation.size]);
-          return;
-        case "remove":
-          await client.query(`SELECT ${s}.remove($1)`, [path]);
-          return;
-      }
+      await this.exclusive(async () => (await this.connect()).client.query(sql, params));
     } catch (error) {
       throw this.failure(error, mutation.kind, path);
     }
+  }
+
+  private exclusive<T>(use: () => Promise<T> | T): Promise<T> {
+    const result = this.tail.then(use);
+    this.tail = result.catch(() => {});
+    return result;
   }
 
   private connect(): Promise<{ client: pg.PoolClient; generation: number }> {
