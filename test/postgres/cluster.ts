@@ -23,15 +23,14 @@ export interface PgCluster {
 }
 
 /** The directory holding initdb and pg_ctl: $SESSIONKIT_PG_BIN, the newest /usr/lib/postgresql/<v>/bin, or PATH. */
-export async function findServerBinaries(): Promise<string> {
+export async function findServerBinaries(env: NodeJS.ProcessEnv = process.env, debian = "/usr/lib/postgresql"): Promise<string> {
   const candidates: string[] = [];
-  if (process.env.SESSIONKIT_PG_BIN) candidates.push(process.env.SESSIONKIT_PG_BIN);
-  const debian = "/usr/lib/postgresql";
+  if (env.SESSIONKIT_PG_BIN) candidates.push(env.SESSIONKIT_PG_BIN);
   if (existsSync(debian)) {
     const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
     candidates.push(...versions.map((v) => path.join(debian, v, "bin")));
   }
-  candidates.push(...(process.env.PATH ?? "").split(path.delimiter).filter(Boolean));
+  candidates.push(...(env.PATH ?? "").split(path.delimiter).filter(Boolean));
   const found = candidates.find((dir) => existsSync(path.join(dir, "initdb")) && existsSync(path.join(dir, "pg_ctl")));
   if (found) return found;
   throw new Error(
