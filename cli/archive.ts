@@ -7,7 +7,6 @@ import { createWriteStream, openAsBlob, type WriteStream } from "node:fs";
 import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import { Writable } from "node:stream";
-import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import {
   exportArchive,
   importArchive,
@@ -76,10 +75,10 @@ export async function exportCommand(run: Run): Promise<number> {
 
   const refs: SessionFileRef[] = [];
   try {
-    for (const target of run.args.targets) refs.push(await resolveSessionArgument(target, run.root, run.io.cwd, run.io.stderr, "sessionkit: export"));
+    for (const target of run.args.targets) refs.push(await resolveSessionArgument(target, run.store, run.io.cwd, run.io.stderr, "sessionkit: export"));
     // The rename at the end would put the archive in place of a session.
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
-    const overwritten = refs.find((ref) => nodePath.join(ref.storage.root, ...ref.path.split("/")) === realOutput);
+    const overwritten = refs.find((ref) => ref.onDisk && ref.nameOf(ref.path) === realOutput);
     if (overwritten) throw new CliError(`${output} is ${overwritten.absolute}, a session being exported: -o must name another file`);
     const view = exportView(refs);
     const leafId = run.args.leaf;
@@ -150,12 +149,12 @@ export async function importCommand(run: Run): Promise<number> {
   if (!info) throw new CliError(`${source}: no such file or directory`);
   if (!info.isFile() && !info.isDirectory()) throw new CliError(`${source} is not a file or a directory`);
   // A missing root is made by the first write (and not at all when nothing is written).
-  const rootInfo = await statOrNull(run.root);
-  if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${run.root} is not a directory (the storage root; set it with --root)`);
+  const rootInfo = run.store.root === undefined ? null : await statOrNull(run.store.root);
+  if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${run.store.root} is not a directory (the storage root; set it with --root)`);
 
   const archive = info.isFile() && (await isArchiveFile(source));
   const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
-  const storage = nodeFsStorage({ root: run.root });
+  const storage = await run.store.open();
   const progress = archiveProgress(run.io.stderr, "sessionkit: import");
   const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress };
   let summary: ImportSummary;
@@ -167,7 +166,6 @@ export async function importCommand(run: Run): Promise<number> {
     throw error;
   } finally {
     progress.done();
-    await storage.close();
   }
   reportImport(run, summary, source, archive);
   return 0;
@@ -210,11 +208,11 @@ function cannotRead(path: string, error: unknown): CliError {
 function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean): void {
   // The warnings name missing blobs too.
   for (const warning of summary.warnings) run.warn(warning);
-  const fileOf = (path: string) => nodePath.join(run.root, ...path.split("/"));
+  const fileOf = run.store.nameOf;
   run.print(summary, () => {
     const { written, present, bytesWritten } = summary.blobs;
     return [
-      `${source}: ${plural(summary.sessions.length, "session")} into ${run.root}${summary.dryRun ? " (dry run: nothing written)" : ""}`,
+      `${source}: ${plural(summary.sessions.length, "session")} into ${run.store.name}${summary.dryRun ? " (dry run: nothing written)" : ""}`,
       ...summary.sessions.map((s) => `  ${s.action.padEnd(8)} ${s.id}  ${fileOf(s.path)}  (${s.reason}${archive ? "" : `; from ${s.source}`})`),
       `blobs: ${written} written (${bytesWritten} bytes), ${present} already stored`,
     ];

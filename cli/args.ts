@@ -8,10 +8,11 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
-export const USAGE = `Usage: sessionkit [--root DIR] <command> [options]
+export const USAGE = `Usage: sessionkit [--root DIR | --store URL] <command> [options]
 
 Reads pi coding-agent sessions (JSONL trees) under a storage root: ~/.pi/agent by default
-(or $PI_CODING_AGENT_DIR). File arguments are read in place and never modified, except by migrate.
+(or $PI_CODING_AGENT_DIR), or in a PostgreSQL database (--store). File arguments are read in
+place and never modified, except by migrate.
 
 Commands:
   ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
@@ -37,10 +38,12 @@ Commands:
       --dry-run                  check and plan everything, write nothing; the summary is the same
 
 A <session> is a session file, or a session id or id prefix of the root's sessions (as ls
-prints them).
+prints them); with --store, also a session's path in the database.
 
 Options:
   --root DIR   the storage root (holds sessions/ and blobs/; import creates it when missing)
+  --store URL  a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
+               ?schema=NAME for a schema other than "sessionkit" (created on first use)
   --json       print what the library's API returns, as JSON
   -h, --help   this text
 
@@ -54,6 +57,8 @@ export interface ParsedCommand {
   /** Every file or id argument (export takes several). */
   targets: string[];
   root: string | undefined;
+  /** --store: a postgres:// URL, in place of the root. */
+  store: string | undefined;
   all: boolean;
   cwd: string | undefined;
   json: boolean;
@@ -81,7 +86,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   export: ["output", "leaf", "no-blobs", "force"],
   import: ["on-conflict", "dry-run"],
 };
-const GLOBAL_FLAGS = ["root", "json", "help"];
+const GLOBAL_FLAGS = ["root", "store", "json", "help"];
 
 /** How many arguments each command takes, and what they are (for messages). */
 const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
@@ -104,6 +109,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       strict: true,
       options: {
         root: { type: "string" },
+        store: { type: "string" },
         all: { type: "boolean" },
         cwd: { type: "string" },
         json: { type: "boolean" },
@@ -137,6 +143,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
   }
+  if (values.root !== undefined && values.store !== undefined) throw new UsageError("--root and --store name two stores: give one");
+  if (values.store !== undefined && !/^postgres(ql)?:\/\//.test(values.store)) throw new UsageError(`--store takes a postgres:// URL (got "${values.store}")`);
   const onConflict = values["on-conflict"] ?? "auto";
   if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
     throw new UsageError(`--on-conflict must be ${CONFLICT_POLICIES.slice(0, -1).join(", ")} or ${CONFLICT_POLICIES.at(-1)} (got "${onConflict}")`);
@@ -147,6 +155,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     target: rest[0] ?? "",
     targets: rest,
     root: values.root,
+    store: values.store,
     all: values.all ?? false,
     cwd: values.cwd,
     json: values.json ?? false,

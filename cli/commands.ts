@@ -1,14 +1,13 @@
 /** The commands. Each returns its exit code; failures throw (main prints them, exit 2). */
 import { stat } from "node:fs/promises";
 import nodePath from "node:path";
-import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { buildSessionContext, headerVersion, readSessionFile, SessionManager, sessionDirFor, type SessionInfo } from "../src/index.js";
 import type { ParsedCommand } from "./args.js";
 import { CliError } from "./errors.js";
 import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
+import { asCliError, openReadOnly, resolveSessionArgument, resolveStore, type CliStore, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 
@@ -22,7 +21,8 @@ export interface Io {
 export interface Run {
   args: ParsedCommand;
   io: Io;
-  root: string;
+  /** Where the sessions are: --store, else the root directory. */
+  store: CliStore;
   /** Prints a library warning (skipped lines, missing blobs) on stderr. */
   warn(message: string): void;
   /** Prints lines, or with --json what the API returned. */
@@ -35,7 +35,7 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
   const run: Run = {
     args,
     io,
-    root: resolveRoot(args.root, io.cwd, io.env),
+    store: resolveStore(args, io.cwd, io.env),
     warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${message}\n`),
     print(json, lines) {
       if (args.json) {
@@ -54,19 +54,23 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
       io.stdout(batch);
     },
   };
-  return COMMANDS[args.command](run);
+  try {
+    return await COMMANDS[args.command](run);
+  } finally {
+    await run.store.closeAll();
+  }
 }
 
 /** The command's session argument: a file, or an id or id prefix of the root's sessions. */
 function sessionArgument(run: Run): Promise<SessionFileRef> {
-  return resolveSessionArgument(run.args.target, run.root, run.io.cwd, run.io.stderr, `sessionkit: ${run.args.command}`);
+  return resolveSessionArgument(run.args.target, run.store, run.io.cwd, run.io.stderr, `sessionkit: ${run.args.command}`);
 }
 
 const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
 
 async function ls(run: Run): Promise<number> {
-  await requireDirectory(run.root);
-  const storage = nodeFsStorage({ root: run.root });
+  await run.store.requireExists();
+  const storage = await run.store.open();
   const progress = listingProgress(run.io.stderr, "sessionkit: ls");
   const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
   let infos: SessionInfo[];
@@ -76,12 +80,12 @@ async function ls(run: Run): Promise<number> {
       : await SessionManager.list(storage, cwd, { onProgress: progress.onProgress });
   } finally {
     progress.done();
-    await storage.close();
   }
   run.print(infos, () => {
-    if (infos.length > 0) return [...renderSessionTable(infos, run.root), `${infos.length} session${infos.length === 1 ? "" : "s"}`];
+    if (infos.length > 0) return [...renderSessionTable(infos, run.store.nameOf), `${infos.length} session${infos.length === 1 ? "" : "s"}`];
     const where = run.args.all ? "sessions" : sessionDirFor(cwd);
-    return [`no sessions${run.args.all ? "" : ` for ${cwd}`} in ${nodePath.join(run.root, ...where.split("/"))}`];
+    const place = run.store.kind === "dir" ? run.store.nameOf(where) : `${where} of ${run.store.name}`;
+    return [`no sessions${run.args.all ? "" : ` for ${cwd}`} in ${place}`];
   });
   return 0;
 }
@@ -150,7 +154,7 @@ async function migrate(run: Run): Promise<number> {
   let toVersion = fromVersion;
   if (before.migratedFrom !== null) {
     // No write bit at all means "keep this as it is", even for a user (root) whom the OS would let write.
-    if (((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError(`${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
+    if (ref.onDisk && ((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError(`${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
     // The rewrite keeps only what loaded: say which lines it leaves behind (the original stays in
     // <file>.v<N>.bak when there are any).
     for (const problem of before.problems) {

@@ -1,5 +1,4 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
-import nodePath from "node:path";
 import { BLOB_REF_PREFIX, type AgentMessage, type SessionContext, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../src/index.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
@@ -220,15 +219,15 @@ function distinctPrefixLength(ids: readonly string[]): number {
   return length;
 }
 
-/** The listing as a table; paths are absolute file paths (usable as file arguments). */
-export function renderSessionTable(infos: readonly SessionInfo[], root: string): string[] {
+/** The listing as a table; paths as `nameOf` gives them (absolute file paths, usable as file arguments). */
+export function renderSessionTable(infos: readonly SessionInfo[], nameOf: (path: string) => string): string[] {
   const idLength = distinctPrefixLength(infos.map((info) => info.id));
   const rows = infos.map((info) => [
     formatTime(info.modified),
     String(info.messageCount),
     info.id.slice(0, idLength),
     oneLine(info.name ?? info.firstMessage, 48),
-    nodePath.join(root, ...info.path.split("/")),
+    nameOf(info.path),
   ]);
   const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "ID", "NAME / FIRST MESSAGE", "PATH"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));

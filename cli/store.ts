@@ -1,11 +1,12 @@
 /**
- * Where the CLI's bytes come from: the storage root, and the storage that holds a file argument.
+ * Where the CLI's bytes come from: the store (a root directory in pi's layout, or a PostgreSQL
+ * database), and the storage that holds a file argument.
  */
 import { realpath, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import nodePath from "node:path";
-import { expandHome, nodeFsStorage, type NodeFsStorage } from "../adapters/node-fs/index.js";
-import { findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
+import { expandHome, nodeFsStorage } from "../adapters/node-fs/index.js";
+import { findSessionPaths, isStorageError, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
@@ -14,6 +15,90 @@ import { oneLine } from "./render.js";
 export function resolveRoot(rootFlag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
   const raw = rootFlag ?? (env.PI_CODING_AGENT_DIR || "~/.pi/agent");
   return nodePath.resolve(cwd, expandHome(raw));
+}
+
+/** A port the CLI closes when the command ends (a database pool would keep the process alive). */
+export type ClosableStorage = StoragePort & { close(): Promise<void> };
+
+/** Where the CLI's sessions live: a root directory (--root) or a PostgreSQL database (--store). */
+export interface CliStore {
+  readonly kind: "dir" | "postgres";
+  /** How messages name the store: the root directory, or the URL without its password. */
+  readonly name: string;
+  /** The root directory (kind "dir"). */
+  readonly root: string | undefined;
+  /** A new port over the store; closeAll() closes it. */
+  open(): Promise<ClosableStorage>;
+  /** How messages name a storage path of the store: a file path under the root, or the path itself. */
+  nameOf(path: string): string;
+  /** Fails with a CliError when there is nothing to read (a missing root directory). */
+  requireExists(): Promise<void>;
+  closeAll(): Promise<void>;
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** The store of a command: --store URL, else the root directory (resolveRoot). */
+export function resolveStore(flags: { root: string | undefined; store: string | undefined }, cwd: string, env: NodeJS.ProcessEnv): CliStore {
+  const opened: ClosableStorage[] = [];
+  const closeAll = async () => {
+    await Promise.all(opened.splice(0).map((storage) => storage.close()));
+  };
+  if (flags.store === undefined) {
+    const root = resolveRoot(flags.root, cwd, env);
+    return {
+      kind: "dir",
+      name: root,
+      root,
+      open: async () => {
+        const storage = nodeFsStorage({ root });
+        opened.push(storage);
+        return storage;
+      },
+      nameOf: (path) => nodePath.join(root, ...path.split("/")),
+      requireExists: () => requireDirectory(root),
+      closeAll,
+    };
+  }
+  const { connection, schema, name } = parsePostgresStore(flags.store);
+  let port: Promise<ClosableStorage> | undefined;
+  return {
+    kind: "postgres",
+    name,
+    root: undefined,
+    // One port (one pool) per command, however many sessions it reads.
+    open: () =>
+      (port ??= (async () => {
+        // Loaded only for --store: other commands need no database client.
+        const { postgresStorage } = await import("../adapters/postgres/index.js");
+        const storage = postgresStorage({ connection, ...(schema === null ? {} : { schema }) });
+        opened.push(storage);
+        return storage;
+      })()),
+    nameOf: (path) => path,
+    requireExists: async () => {},
+    closeAll,
+  };
+}
+
+/**
+ * A --store URL: postgres://user:password@host:port/db, optionally ?schema=NAME (the schema
+ * holding the store; "sessionkit" by default), which is not passed on to the server.
+ */
+export function parsePostgresStore(store: string): { connection: string; schema: string | null; name: string } {
+  if (!POSTGRES_URL.test(store)) throw new CliError(`--store ${JSON.stringify(store)}: not a postgres:// URL`);
+  let url: URL;
+  try {
+    url = new URL(store);
+  } catch {
+    throw new CliError(`--store ${JSON.stringify(store)}: not a valid URL`);
+  }
+  const schema = url.searchParams.get("schema");
+  url.searchParams.delete("schema");
+  const connection = url.toString();
+  if (url.password !== "") url.password = "***";
+  if (schema !== null) url.searchParams.set("schema", schema);
+  return { connection, schema, name: url.toString() };
 }
 
 /** The file's stat, null when nothing is there; any other failure is an error naming the path. */
@@ -35,11 +120,17 @@ export async function requireDirectory(dir: string): Promise<void> {
 
 /** A session file argument: the storage that holds it and its path there. */
 export interface SessionFileRef {
-  /** The file as the user should read it in messages: absolute. */
+  /** The file as the user should read it in messages: absolute (or its path in a database store). */
   absolute: string;
-  storage: NodeFsStorage;
+  storage: ClosableStorage;
   /** Storage path of the file in `storage`. */
   path: string;
+  /** How messages name a path of `storage` (a blob, the session). */
+  nameOf(path: string): string;
+  /** Where `storage` is: its root directory, or the database store's name. */
+  location: string;
+  /** True when the session is a file on disk (`absolute`), false when it lives in a database. */
+  onDisk: boolean;
   /** True when `storage` is a store root (sessions/ and blobs/), false when it is the file's own directory. */
   inStore: boolean;
   /** True when `storage` is the storage root itself (--root). */
@@ -54,7 +145,7 @@ const HEAD_BYTES = 4096;
  * as pi lays it out elsewhere (<agent dir>/sessions/<project>/<file>) is read through that agent
  * dir, for the same reason. Any other file is read through its own directory.
  */
-export async function resolveSessionFile(arg: string, root: string, cwd: string): Promise<SessionFileRef> {
+export async function resolveSessionFile(arg: string, root: string | undefined, cwd: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, arg);
   const info = await statOrNull(absolute);
   if (!info) throw new CliError(`${absolute}: no such file`);
@@ -62,7 +153,7 @@ export async function resolveSessionFile(arg: string, root: string, cwd: string)
   if (info.size === 0) throw new CliError(`${absolute} is empty, not a session file`);
 
   const real = await realpath(absolute);
-  const realRoot = await realpath(root).catch(() => null);
+  const realRoot = root === undefined ? null : await realpath(root).catch(() => null);
   let storageRoot = nodePath.dirname(real);
   let inStore = false;
   let inRoot = false;
@@ -80,7 +171,8 @@ export async function resolveSessionFile(arg: string, root: string, cwd: string)
     const bytes = await storage.read(path);
     if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError(`${absolute} holds only whitespace, not a session file`);
   }
-  return { absolute, storage, path, inStore, inRoot };
+  const nameOf = (p: string) => nodePath.join(storageRoot, ...p.split("/"));
+  return { absolute, storage, path, nameOf, location: storageRoot, onDisk: true, inStore, inRoot };
 }
 
 function isInside(dir: string, file: string): boolean {
@@ -120,41 +212,55 @@ export function asCliError(error: unknown, ref: SessionFileRef): unknown {
 }
 
 /**
- * A file argument, else a session id looked up among the root's sessions: the file named for
+ * A file argument, else a session id looked up among the store's sessions: the file named for
  * that exact id (pi names them <timestamp>_<id>.jsonl; its header must agree), else the one
- * session whose id starts with it (every session file is read: progress on `progressSink`).
+ * session whose id starts with it (every session file is read: progress on `progressSink`). In a
+ * database store, an argument with a slash that is no file on disk is a storage path there.
  */
-export async function resolveSessionArgument(target: string, root: string, cwd: string, progressSink: ProgressSink, label: string): Promise<SessionFileRef> {
+export async function resolveSessionArgument(target: string, store: CliStore, cwd: string, progressSink: ProgressSink, label: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, target);
+  const local = await statOrNull(absolute);
   // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file.
-  if ((await statOrNull(absolute)) || /[/.]/.test(target) || target.includes(nodePath.sep)) return resolveSessionFile(target, root, cwd);
-  await requireDirectory(root).catch(() => {
-    throw new CliError(`${absolute}: no such file (and no storage root ${root} to look up session ids in)`);
+  const pathLike = /[/.]/.test(target) || target.includes(nodePath.sep);
+  if (local || (pathLike && store.kind === "dir")) return resolveSessionFile(target, store.root, cwd);
+  if (pathLike) return storeRef(store, await store.open(), target, `${absolute}: no such file, and no ${target} in ${store.name}`);
+  await store.requireExists().catch(() => {
+    throw new CliError(`${absolute}: no such file (and no storage root ${store.name} to look up session ids in)`);
   });
-  const fileOf = (path: string) => nodePath.join(root, ...path.split("/"));
-  const storage = nodeFsStorage({ root });
+  const storage = await store.open();
   let infos: SessionInfo[];
   const progress = listingProgress(progressSink, label);
   try {
     const named: string[] = [];
     for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push(path);
-    if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${root}`, named.map((path) => `  ${fileOf(path)}`));
-    if (named.length === 1) return await resolveSessionFile(fileOf(named[0]!), root, cwd);
+    if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${store.name}`, named.map((path) => `  ${store.nameOf(path)}`));
+    if (named.length === 1) return await storeRef(store, storage, named[0]!);
     infos = await SessionManager.listAll(storage, { onProgress: progress.onProgress });
   } finally {
     progress.done();
-    await storage.close();
   }
   const exact = infos.filter((info) => info.id === target);
   const matches = exact.length > 0 ? exact : infos.filter((info) => info.id.startsWith(target));
-  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${root} starts with "${target}"`);
+  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${store.name} starts with "${target}"`);
   if (matches.length > 1) {
     throw new CliError(
-      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${root} match`,
-      matches.map((info) => `  ${info.id}  ${fileOf(info.path)}  ${oneLine(info.name ?? info.firstMessage, 40)}`),
+      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${store.name} match`,
+      matches.map((info) => `  ${info.id}  ${store.nameOf(info.path)}  ${oneLine(info.name ?? info.firstMessage, 40)}`),
     );
   }
-  return resolveSessionFile(fileOf(matches[0]!.path), root, cwd);
+  return storeRef(store, storage, matches[0]!.path);
+}
+
+/** A session of the store: a file under the root is resolved as a file argument (as before). */
+async function storeRef(store: CliStore, storage: ClosableStorage, path: string, missing?: string): Promise<SessionFileRef> {
+  if (store.kind === "dir") return resolveSessionFile(store.nameOf(path), store.root, "/");
+  const stat = await storage.stat(path).catch((error: unknown) => {
+    if (isStorageError(error, "invalid")) return null;
+    throw error;
+  });
+  if (!stat) throw new CliError(missing ?? `${store.nameOf(path)}: no such file in ${store.name}`);
+  if (stat.size === 0) throw new CliError(`${store.nameOf(path)} in ${store.name} is empty, not a session file`);
+  return { absolute: store.nameOf(path), storage, path, nameOf: store.nameOf, location: store.name, onDisk: false, inStore: true, inRoot: true };
 }
 
 /** Bytes read to find a header: pi's headers are a few hundred bytes. */
@@ -190,18 +296,18 @@ export interface ExportView {
 export function exportView(refs: readonly SessionFileRef[]): ExportView {
   const sessions = new Map<string, SessionFileRef>();
   const paths = refs.map((ref) => {
-    const path = ref.inRoot ? ref.path : nodePath.join(ref.storage.root, ...ref.path.split("/"));
+    const path = ref.inRoot ? ref.path : ref.nameOf(ref.path);
     sessions.set(path, ref);
     return path;
   });
-  const stores = [...new Map(refs.map((ref) => [ref.storage.root, ref.storage])).values()];
+  const stores = [...new Map(refs.map((ref) => [ref.location, ref])).values()];
   /** Blob paths -> the file they were found in. */
   const found = new Map<string, string>();
-  async function first<T>(path: string, get: (store: NodeFsStorage) => Promise<T | null>): Promise<T | null> {
+  async function first<T>(path: string, get: (store: StoragePort) => Promise<T | null>): Promise<T | null> {
     for (const store of stores) {
-      const result = await get(store);
+      const result = await get(store.storage);
       if (result === null) continue;
-      found.set(path, nodePath.join(store.root, ...path.split("/")));
+      found.set(path, store.nameOf(path));
       return result;
     }
     return null;

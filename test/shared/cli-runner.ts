@@ -27,7 +27,19 @@ export interface CliOptions {
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
   const bundle = join(dir, "sessionkit.mjs");
-  await build({ entryPoints: [join(REPO, "cli/main.ts")], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "silent" });
+  await build({
+    entryPoints: [join(REPO, "cli/main.ts")],
+    outfile: bundle,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "silent",
+    // pg is CommonJS: its require() of Node's modules needs a real require in an ES module; it
+    // loads its optional native binding (pg-native, not installed) only when asked for it.
+    banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+    external: ["pg-native"],
+  });
   return bundle;
 }
 
