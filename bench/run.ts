@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,archive,huge,profile
- *                 (default: open,heap,appends,list,archive, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,archive,postgres,huge,profile
+ *                 (default: open,heap,appends,list,archive,postgres, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -26,10 +26,11 @@ import { benchHeap } from "./sections/heap.js";
 import { benchHuge } from "./sections/huge.js";
 import { benchListing } from "./sections/listing.js";
 import { benchOpen } from "./sections/open.js";
+import { benchPostgres } from "./sections/postgres.js";
 import { profileOurs } from "./sections/profile.js";
 
-const SECTIONS = ["open", "heap", "appends", "list", "archive", "huge", "profile"] as const;
-const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "archive"];
+const SECTIONS = ["open", "heap", "appends", "list", "archive", "postgres", "huge", "profile"] as const;
+const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "archive", "postgres"];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       return { rows: archiveRows, notes: archiveRows.flatMap((row) => (row.note ? [`${row.name}: ${row.note}`] : [])) };
     });
   }
+  if (only.includes("postgres")) await section("postgres vs node-fs (a private cluster)", () => benchPostgres(runs));
   if (only.includes("huge")) {
     try {
       await section("1 GiB session (child processes)", () => benchHuge());
