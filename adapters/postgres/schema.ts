@@ -130,6 +130,15 @@ BEGIN
   ${notify}
 END $$;
 
+-- Appends to several files in one transaction; callers pass the paths sorted, so that concurrent
+-- batches lock the files' rows in one order and cannot deadlock.
+CREATE FUNCTION ${s}.append_many(p_paths text[], p_data bytea[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(p_paths, 1), 0) LOOP
+    PERFORM ${s}.append(p_paths[i], p_data[i]);
+  END LOOP;
+END $$;
+
 CREATE FUNCTION ${s}.write(p_path text, p_data bytea) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   f ${s}.files := ${s}.lock_or_create(p_path);

@@ -26,6 +26,16 @@ export type Mutation =
   /** Resolves once every earlier mutation is committed. */
   | { kind: "barrier"; path: string };
 
+/** Appends to several files in one transaction (the files sorted by path). */
+interface AppendMany {
+  kind: "append-many";
+  paths: string[];
+  data: Uint8Array[];
+}
+
+/** Largest batch of appends to several files sent as one statement. */
+const BATCH_BYTES = 8 << 20;
+
 interface Queued {
   mutation: Mutation;
   resolve(): void;
@@ -120,45 +130,88 @@ export class Writer {
 
   private async pump(): Promise<void> {
     for (let next = this.queue.shift(); next; next = this.queue.shift()) {
-      const batch = [next, ...(next.mutation.kind === "append" ? this.takeAppends(next.mutation.path) : [])];
+      if (next.mutation.kind !== "append") {
+        await this.settle([next], () => this.execute(next.mutation));
+        continue;
+      }
+      const groups = this.takeAppends(next);
+      if (groups.length === 1) {
+        await this.settle(groups[0]!, () => this.execute(merged(groups[0]!)));
+        continue;
+      }
+      // Appends to several files: one transaction, one commit. When it fails (a bad path, say),
+      // nothing of it landed: each file's appends run alone, so each caller gets its own outcome.
+      const all = groups.flat();
+      const batch = groups.map(merged);
       try {
-        await this.execute(batch.length === 1 ? next.mutation : { kind: "append", path: next.mutation.path, data: concat(batch.map((q) => (q.mutation as { data: Uint8Array }).data)) });
-        for (const queued of batch) queued.resolve();
+        await this.execute({ kind: "append-many", paths: batch.map((m) => m.path), data: batch.map((m) => m.data) });
+        for (const queued of all) queued.resolve();
       } catch (error) {
-        for (const queued of batch) queued.reject(error);
+        // A lost connection may have lost the reply to a commit: running again could append twice.
+        if (isConnectionLost((error as { cause?: unknown }).cause ?? error)) {
+          for (const queued of all) queued.reject(error);
+          continue;
+        }
+        for (const [i, group] of groups.entries()) await this.settle(group, () => this.execute(batch[i]!));
       }
     }
     this.pumping = false;
   }
 
-  /** The appends to `path` queued next (before any other operation on `path`), taken off the queue. */
-  private takeAppends(path: string): Queued[] {
-    const taken: Queued[] = [];
+  private async settle(callers: Queued[], run: () => Promise<void>): Promise<void> {
+    try {
+      await run();
+      for (const queued of callers) queued.resolve();
+    } catch (error) {
+      for (const queued of callers) queued.reject(error);
+    }
+  }
+
+  /**
+   * `first` and the appends queued after it that may go with it, taken off the queue, grouped per
+   * file (call order kept within a file; files sorted, so that concurrent batches lock file rows in
+   * one order). An append may go unless an earlier queued operation on its file may not (an append
+   * to a file never overtakes another operation on it), up to BATCH_BYTES; a barrier on every file
+   * (close) ends the batch.
+   */
+  private takeAppends(first: Queued): Queued[][] {
+    const groups = new Map<string, Queued[]>([[first.mutation.path, [first]]]);
+    const blocked = new Set<string>();
+    let bytes = (first.mutation as { data: Uint8Array }).data.length;
     for (let i = 0; i < this.queue.length; ) {
       const { mutation } = this.queue[i]!;
-      if (mutation.path !== path) {
+      if (mutation.kind === "barrier" && mutation.path === "") break;
+      if (mutation.kind !== "append" || blocked.has(mutation.path) || bytes + mutation.data.length > BATCH_BYTES) {
+        blocked.add(mutation.path);
         i++;
         continue;
       }
-      if (mutation.kind !== "append") break;
-      taken.push(...this.queue.splice(i, 1));
+      bytes += mutation.data.length;
+      const [queued] = this.queue.splice(i, 1);
+      const group = groups.get(mutation.path);
+      if (group) group.push(queued!);
+      else groups.set(mutation.path, [queued!]);
     }
-    return taken;
+    return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, group]) => group);
   }
 
-  private async execute(mutation: Mutation): Promise<void> {
-    const { path } = mutation;
+  private async execute(mutation: Mutation | AppendMany): Promise<void> {
     if (mutation.kind === "barrier") return;
-    if (this.lost.has(path)) {
-      throw new StorageError("io", `postgres ${mutation.kind} ${JSON.stringify(path)}: the connection holding its lock was lost; release the lock and take it again`, { path });
+    const path = mutation.kind === "append-many" ? "" : mutation.path;
+    for (const each of mutation.kind === "append-many" ? mutation.paths : [path]) {
+      if (this.lost.has(each)) {
+        throw new StorageError("io", `postgres ${mutation.kind} ${JSON.stringify(each)}: the connection holding its lock was lost; release the lock and take it again`, { path: each });
+      }
     }
     const s = this.schema;
     const [sql, params]: [string, unknown[]] =
-      mutation.kind === "append" || mutation.kind === "write"
-        ? [`SELECT ${s}.${mutation.kind}($1, $2)`, [path, bufferOf(mutation.data)]]
-        : mutation.kind === "truncate"
-          ? [`SELECT ${s}.truncate($1, $2)`, [path, mutation.size]]
-          : [`SELECT ${s}.remove($1)`, [path]];
+      mutation.kind === "append-many"
+        ? [`SELECT ${s}.append_many($1, $2)`, [mutation.paths, mutation.data.map(bufferOf)]]
+        : mutation.kind === "append" || mutation.kind === "write"
+          ? [`SELECT ${s}.${mutation.kind}($1, $2)`, [path, bufferOf(mutation.data)]]
+          : mutation.kind === "truncate"
+            ? [`SELECT ${s}.truncate($1, $2)`, [path, mutation.size]]
+            : [`SELECT ${s}.remove($1)`, [path]];
     try {
       await this.exclusive(async () => (await this.connect()).client.query(sql, params));
     } catch (error) {
@@ -207,6 +260,13 @@ export class Writer {
   private lockName(key: string): string {
     return `${this.schema}:${key}`;
   }
+}
+
+/** One file's queued appends as one append. */
+function merged(group: Queued[]): { kind: "append"; path: string; data: Uint8Array } {
+  const { path } = group[0]!.mutation;
+  const data = group.length === 1 ? (group[0]!.mutation as { data: Uint8Array }).data : concat(group.map((q) => (q.mutation as { data: Uint8Array }).data));
+  return { kind: "append", path, data };
 }
 
 function locked(key: string, holder: string): StorageError {

@@ -76,6 +76,26 @@ describe("postgres port", () => {
     expect(after.at(-1)).toEqual({ off: 40_000, length: TOP_UP_BYTES });
   });
 
+  it("appends to several files issued together commit in one transaction; one that fails fails alone", async () => {
+    const files = Array.from({ length: 5 }, (_, i) => `batch/f${i}`);
+    await Promise.all(files.map((file) => port.append(file, encoder.encode(file))));
+    const xmins = await sql<{ xmin: string }>(`SELECT xmin::text FROM ${schema}.files WHERE path = ANY($1)`, [files]);
+    expect(xmins).toHaveLength(5);
+    expect(new Set(xmins.map((row) => row.xmin)).size).toBe(1);
+
+    await port.append("plain", encoder.encode("a file"));
+    const outcomes = await Promise.allSettled([
+      port.append("batch/f0", encoder.encode("+")),
+      port.append("plain/child", encoder.encode("below a file")),
+      port.append("batch/f1", encoder.encode("+")),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ name: "StorageError", code: "io", path: "plain/child" });
+    expect(decoder.decode((await port.read("batch/f0"))!)).toBe("batch/f0+");
+    expect(decoder.decode((await port.read("batch/f1"))!)).toBe("batch/f1+");
+    expect(await port.stat("plain/child")).toBeNull();
+  });
+
   it("a large write or append is cut into rows of CHUNK_BYTES", async () => {
     await port.write("big", new Uint8Array(2 * CHUNK_BYTES + 5));
     expect((await chunkRows("big")).map((row) => row.length)).toEqual([CHUNK_BYTES, CHUNK_BYTES, 5]);
