@@ -197,7 +197,12 @@ class PostgresPort implements PostgresStorage {
       const { connection } = this.options;
       let pool: pg.Pool;
       if (typeof connection === "string") {
-        pool = new pg.Pool({ connectionString: connection, max: this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS });
+        pool = new pg.Pool({
+          connectionString: connection,
+          max: this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+          // Names the writer in pg_stat_activity and in another writer's "locked" message.
+          application_name: `sessionkit pid ${process.pid}`,
+        });
         // An idle connection that fails is dropped by the pool; the next query takes another.
         pool.on("error", () => {});
         this.ownPool = pool;

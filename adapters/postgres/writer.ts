@@ -76,13 +76,21 @@ export class Writer {
     this.held.add(key); // reserved while the query runs: a second call fails at once
     let generation: number;
     try {
-      const ok = await this.exclusive(async () => {
+      const holder = await this.exclusive(async () => {
         const connection = await this.connect();
         generation = connection.generation;
         const { rows } = await connection.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [this.lockName(key)]);
-        return rows[0]?.ok === true;
+        if (rows[0]?.ok === true) return null;
+        // Who holds it, for the message: the application name and address of its connection.
+        const held = await connection.client.query<{ who: string }>(
+          `SELECT format('%s (backend pid %s, client %s)', nullif(a.application_name, ''), a.pid, coalesce(host(a.client_addr), 'local socket')) AS who
+           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+           WHERE l.locktype = 'advisory' AND l.granted AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
+          [this.lockName(key)],
+        );
+        return held.rows[0]?.who ?? "another connection";
       });
-      if (!ok) throw locked(key, "another connection");
+      if (holder !== null) throw locked(key, holder);
     } catch (error) {
       this.held.delete(key);
       this.lost.delete(key); // a connection that dropped during the attempt added it

@@ -62,6 +62,7 @@ describe("many writers", () => {
       );
       const refusalMs = performance.now() - asked;
       expect(isStorageError(refused, "locked"), String(refused)).toBe(true);
+      expect((refused as Error).message).toContain(`${path} is locked by sessionkit pid ${holder.child.pid} (backend pid`);
       expect(refusalMs).toBeLessThan(1000);
 
       const exited = new Promise((resolve) => holder.child.once("exit", resolve));
