@@ -55,6 +55,22 @@ describe("postgres port", () => {
     await other.close();
   });
 
+  it("runs on a caller's pool; close gives its connections back holding no lock, and leaves the pool open", async () => {
+    const pool = new pg.Pool({ connectionString: pgUrl(), max: 3 });
+    const shared = postgresStorage({ connection: pool, schema });
+    await shared.acquireLock("held/at/close");
+    await shared.append("pooled", encoder.encode("x"));
+    await shared.watch("", () => {});
+    const held = () => sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, [`${schema}:held/at/close`]);
+    expect(await held()).toHaveLength(1);
+
+    await shared.close(); // the lock was never released: close must not hand it to the pool's next user
+    expect(await held()).toEqual([]);
+    expect(pool.idleCount).toBe(pool.totalCount);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.files`)).rows).toEqual([{ n: 1 }]);
+    await pool.end();
+  });
+
   it("refuses a schema name that is not a plain identifier", () => {
     expect(() => postgresStorage({ connection: pgUrl(), schema: 'x"; drop table y; --' })).toThrow(/invalid PostgreSQL schema name/);
   });
