@@ -157,7 +157,7 @@ export class Writer {
       } catch (error) {
         // A lost connection may have lost the reply to a commit: running again could append twice.
         if (isConnectionLost((error as { cause?: unknown }).cause ?? error)) {
-          for (const queued of all) queued.reject(error);
+          for (const queued of all) queued.reject(forCaller(error, queued.mutation.path));
           continue;
         }
         for (const [i, group] of groups.entries()) await this.settle(group, () => this.execute(batch[i]!));
@@ -268,6 +268,12 @@ export class Writer {
   private lockName(key: string): string {
     return `${this.schema}:${key}`;
   }
+}
+
+/** A batch's failure as one of its callers sees it: about that caller's file. */
+function forCaller(error: unknown, path: string): unknown {
+  if (!(error instanceof StorageError)) return error;
+  return new StorageError(error.code, error.message.replace("postgres append-many:", `postgres append ${JSON.stringify(path)}:`), { path, cause: error });
 }
 
 /** One file's queued appends as one append. */
