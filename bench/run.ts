@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,archive,postgres,huge,profile
- *                 (default: open,heap,appends,list,archive,postgres, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,postgres,huge,profile
+ *                 (default: open,heap,appends,list,list-readonly,archive,postgres, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -27,10 +27,11 @@ import { benchHuge } from "./sections/huge.js";
 import { benchListing } from "./sections/listing.js";
 import { benchOpen } from "./sections/open.js";
 import { benchPostgres } from "./sections/postgres.js";
+import { benchStoreListing } from "./sections/store-listing.js";
 import { profileOurs } from "./sections/profile.js";
 
-const SECTIONS = ["open", "heap", "appends", "list", "archive", "postgres", "huge", "profile"] as const;
-const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "archive", "postgres"];
+const SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "postgres", "huge", "profile"] as const;
+const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "postgres"];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
   if (only.includes("heap")) await section("memory of one open (child processes)", () => benchHeap(runs));
   if (only.includes("appends")) await section(`${appendCount} appends`, () => benchAppends(runs, appendCount));
   if (only.includes("list")) await section("listing 300 sessions", () => benchListing(runs));
+  if (only.includes("list-readonly")) await section("listing a read-only store", () => benchStoreListing(runs));
   if (only.includes("archive")) {
     await section("archive export/import vs zip/unzip", async () => {
       const archiveRows = await runArchiveBench({ runs });

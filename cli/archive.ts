@@ -7,6 +7,7 @@ import { createWriteStream, openAsBlob, type WriteStream } from "node:fs";
 import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import { Writable } from "node:stream";
+import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import {
   exportArchive,
   importArchive,
@@ -20,10 +21,11 @@ import {
   type SessionFileInput,
   type VerifySummary,
 } from "../src/index.js";
-import type { Run } from "./commands.js";
+import { discoverAgentStores, storeAt, type AgentStore } from "./agent-stores.js";
+import { lookupContext, type Run } from "./commands.js";
 import { CliError } from "./errors.js";
 import { archiveProgress } from "./progress.js";
-import { exportView, resolveSessionArgument, statOrNull, type ExportView, type SessionFileRef } from "./store.js";
+import { exportView, resolveSessionArgument, statOrNull, storeFileOf, type ExportView, type SessionFileRef } from "./store.js";
 
 const ZIP_MAGIC = Buffer.from("PK\x03\x04", "latin1");
 
@@ -75,7 +77,8 @@ export async function exportCommand(run: Run): Promise<number> {
 
   const refs: SessionFileRef[] = [];
   try {
-    for (const target of run.args.targets) refs.push(await resolveSessionArgument(target, run.store, run.io.cwd, run.io.stderr, "sessionkit: export"));
+    const context = await lookupContext(run);
+    for (const target of run.args.targets) refs.push(await resolveSessionArgument(target, context));
     // The rename at the end would put the archive in place of a session.
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
     const overwritten = refs.find((ref) => ref.onDisk && ref.nameOf(ref.path) === realOutput);
@@ -148,15 +151,18 @@ export async function importCommand(run: Run): Promise<number> {
   const info = await statOrNull(source);
   if (!info) throw new CliError(`${source}: no such file or directory`);
   if (!info.isFile() && !info.isDirectory()) throw new CliError(`${source} is not a file or a directory`);
+  const target = await importTarget(run);
+  const { root, layout } = target;
   // A missing root is made by the first write (and not at all when nothing is written).
-  const rootInfo = run.store.root === undefined ? null : await statOrNull(run.store.root);
-  if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${run.store.root} is not a directory (the storage root; set it with --root)`);
+  const rootInfo = target.database ? null : await statOrNull(root);
+  if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${root} is not a directory (the storage root; set it with --root)`);
 
   const archive = info.isFile() && (await isArchiveFile(source));
   const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
-  const storage = await run.store.open();
+  // New sessions go where the store's agent puts them (seed 003's profiles: one flat folder).
+  const storage = target.database ? await target.database.open() : nodeFsStorage({ root });
   const progress = archiveProgress(run.io.stderr, "sessionkit: import");
-  const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress };
+  const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress, layout };
   let summary: ImportSummary;
   try {
     summary = archive ? await importArchive(storage, await openAsBlob(source), options) : await importSessionFiles(storage, files, options);
@@ -166,9 +172,23 @@ export async function importCommand(run: Run): Promise<number> {
     throw error;
   } finally {
     progress.done();
+    await storage.close();
   }
-  reportImport(run, summary, source, archive);
+  reportImport(run, summary, source, archive, target);
   return 0;
+}
+
+/** The store an import writes into: --root, else the one store of --agent, else pi's. */
+async function importTarget(run: Run): Promise<AgentStore> {
+  if (run.args.store !== undefined) return (await run.stores())[0]!;
+  const discovered = await discoverAgentStores({ home: run.home, env: run.io.env });
+  if (run.args.root === undefined && run.args.agent !== undefined) {
+    const stores = discovered.filter((store) => store.agent === run.args.agent);
+    if (stores.length === 1) return stores[0]!;
+    if (stores.length === 0) throw new CliError(`no store of ${run.args.agent} found to import into (name one with --root)`);
+    throw new CliError(`${stores.length} stores of ${run.args.agent}: name the one to import into with --root`, stores.map((store) => `  ${store.root}`));
+  }
+  return storeAt(run.root, discovered, run.home, run.args.agent);
 }
 
 /** Every *.jsonl below `dir` (pi's sessions/ tree: one level of project dirs, or any depth), in path order. */
@@ -205,14 +225,15 @@ function cannotRead(path: string, error: unknown): CliError {
   return new CliError(`${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
 }
 
-function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean): void {
+function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean, target: AgentStore): void {
   // The warnings name missing blobs too.
   for (const warning of summary.warnings) run.warn(warning);
-  const fileOf = run.store.nameOf;
+  const { root } = target;
+  const fileOf = (path: string) => storeFileOf(target, path);
   run.print(summary, () => {
     const { written, present, bytesWritten } = summary.blobs;
     return [
-      `${source}: ${plural(summary.sessions.length, "session")} into ${run.store.name}${summary.dryRun ? " (dry run: nothing written)" : ""}`,
+      `${source}: ${plural(summary.sessions.length, "session")} into ${root}${summary.dryRun ? " (dry run: nothing written)" : ""}`,
       ...summary.sessions.map((s) => `  ${s.action.padEnd(8)} ${s.id}  ${fileOf(s.path)}  (${s.reason}${archive ? "" : `; from ${s.source}`})`),
       `blobs: ${written} written (${bytesWritten} bytes), ${present} already stored`,
     ];

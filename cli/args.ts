@@ -1,6 +1,7 @@
 /** The command line: one command, its arguments and flags (node:util parseArgs, strict). */
 import { parseArgs } from "node:util";
 import type { ConflictPolicy } from "../src/index.js";
+import { AGENTS, type AgentName } from "./agent-stores.js";
 import { UsageError } from "./errors.js";
 
 export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import"] as const;
@@ -8,11 +9,14 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
-export const USAGE = `Usage: sessionkit [--root DIR | --store URL] <command> [options]
+export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME | --store URL] <command> [options]
 
-Reads pi coding-agent sessions (JSONL trees) under a storage root: ~/.pi/agent by default
-(or $PI_CODING_AGENT_DIR), or in a PostgreSQL database (--store). File arguments are read in
-place and never modified, except by migrate.
+Reads coding-agent sessions (JSONL trees) in every agent's store on this machine: pi
+($PI_CODING_AGENT_DIR or ~/.pi/agent), oh-my-pi (~/.omp/agent), xcsh (~/.xcsh/agent), indusagi
+(~/.indusagi/agent) and each profile of seed 003's agent (~/.operator/profiles/<name>), or only the
+one under --root. Reading writes nothing into them: the listing's cache lives in
+$XDG_CACHE_HOME/sessionkit (~/.cache/sessionkit). File arguments are read in place and never
+modified, except by migrate.
 
 Commands:
   ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
@@ -37,15 +41,19 @@ Commands:
                                  extend a prefix, fork a diverged one), skip, replace or fork
       --dry-run                  check and plan everything, write nothing; the summary is the same
 
-A <session> is a session file, or a session id or id prefix of the root's sessions (as ls
-prints them); with --store, also a session's path in the database.
+A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
+prints them).
 
 Options:
-  --root DIR   the storage root (holds sessions/ and blobs/; import creates it when missing)
-  --store URL  a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
-               ?schema=NAME for a schema other than "sessionkit" (created on first use)
-  --json       print what the library's API returns, as JSON
-  -h, --help   this text
+  --root DIR     one storage root instead of every store (holds sessions/ and blobs/; import
+                 writes into it, creating it when missing; without it import writes into pi's)
+  --store URL    a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
+                 ?schema=NAME for a schema other than "sessionkit" (created on first use); a
+                 <session> may also be a session's path in it
+  --agent NAME   only that agent's stores: ${AGENTS.join(", ")} (with --root: the root is laid
+                 out as that agent's)
+  --json         print what the library's API returns, as JSON (paths are absolute)
+  -h, --help     this text
 
 Exit codes: 0 ok, 1 verify found problems (or an invalid archive), 2 error.
 `;
@@ -57,8 +65,10 @@ export interface ParsedCommand {
   /** Every file or id argument (export takes several). */
   targets: string[];
   root: string | undefined;
-  /** --store: a postgres:// URL, in place of the root. */
+  /** --store: a postgres:// URL, in place of the agents' stores and --root. */
   store: string | undefined;
+  /** --agent: only this agent's stores. */
+  agent: AgentName | undefined;
   all: boolean;
   cwd: string | undefined;
   json: boolean;
@@ -86,7 +96,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   export: ["output", "leaf", "no-blobs", "force"],
   import: ["on-conflict", "dry-run"],
 };
-const GLOBAL_FLAGS = ["root", "store", "json", "help"];
+const GLOBAL_FLAGS = ["root", "agent", "store", "json", "help"];
 
 /** How many arguments each command takes, and what they are (for messages). */
 const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
@@ -109,6 +119,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       strict: true,
       options: {
         root: { type: "string" },
+        agent: { type: "string" },
         store: { type: "string" },
         all: { type: "boolean" },
         cwd: { type: "string" },
@@ -143,8 +154,13 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
   }
-  if (values.root !== undefined && values.store !== undefined) throw new UsageError("--root and --store name two stores: give one");
+  if (values.store !== undefined && (values.root !== undefined || values.agent !== undefined)) {
+    throw new UsageError(`--store names a database store: it takes no --${values.root !== undefined ? "root" : "agent"}`);
+  }
   if (values.store !== undefined && !/^postgres(ql)?:\/\//.test(values.store)) throw new UsageError(`--store takes a postgres:// URL (got "${values.store}")`);
+  if (values.agent !== undefined && !(AGENTS as readonly string[]).includes(values.agent)) {
+    throw new UsageError(`--agent must be ${AGENTS.slice(0, -1).join(", ")} or ${AGENTS.at(-1)} (got "${values.agent}")`);
+  }
   const onConflict = values["on-conflict"] ?? "auto";
   if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
     throw new UsageError(`--on-conflict must be ${CONFLICT_POLICIES.slice(0, -1).join(", ")} or ${CONFLICT_POLICIES.at(-1)} (got "${onConflict}")`);
@@ -156,6 +172,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     targets: rest,
     root: values.root,
     store: values.store,
+    agent: values.agent as AgentName | undefined,
     all: values.all ?? false,
     cwd: values.cwd,
     json: values.json ?? false,

@@ -1,13 +1,15 @@
 /** The commands. Each returns its exit code; failures throw (main prints them, exit 2). */
 import { stat } from "node:fs/promises";
+import os from "node:os";
 import nodePath from "node:path";
-import { buildSessionContext, headerVersion, readSessionFile, SessionManager, sessionDirFor, type SessionInfo } from "../src/index.js";
+import { dialectName, headerVersion, readSessionFile, SessionManager, type SessionInfo } from "../src/index.js";
+import { AGENTS, discoverAgentStores, storeAt, tildePath, type AgentName, type AgentStore } from "./agent-stores.js";
 import type { ParsedCommand } from "./args.js";
 import { CliError } from "./errors.js";
 import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { asCliError, openReadOnly, resolveSessionArgument, resolveStore, type CliStore, type SessionFileRef } from "./store.js";
+import { asCliError, databaseStore, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 
@@ -21,8 +23,12 @@ export interface Io {
 export interface Run {
   args: ParsedCommand;
   io: Io;
-  /** Where the sessions are: --store, else the root directory. */
-  store: CliStore;
+  /** Where `import` writes: --root, else pi's store ($PI_CODING_AGENT_DIR or ~/.pi/agent). */
+  root: string;
+  /** The home directory (stores and the cache are found from it). */
+  home: string;
+  /** The stores read: the one under --root, else every agent's store found (only --agent's, when given). */
+  stores(): Promise<AgentStore[]>;
   /** Prints a library warning (skipped lines, missing blobs) on stderr. */
   warn(message: string): void;
   /** Prints lines, or with --json what the API returned. */
@@ -32,10 +38,14 @@ export interface Run {
 type Command = (run: Run) => Promise<number>;
 
 export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
+  const home = os.homedir();
+  let stores: Promise<AgentStore[]> | undefined;
   const run: Run = {
     args,
     io,
-    store: resolveStore(args, io.cwd, io.env),
+    root: resolveRoot(args.root, io.cwd, io.env),
+    home,
+    stores: () => (stores ??= storesToRead(args, io, home)),
     warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${message}\n`),
     print(json, lines) {
       if (args.json) {
@@ -57,35 +67,76 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
   try {
     return await COMMANDS[args.command](run);
   } finally {
-    await run.store.closeAll();
+    // A database store's pools would keep the process alive.
+    if (stores) for (const store of await stores.catch(() => [])) await store.database?.closeAll();
   }
 }
 
-/** The command's session argument: a file, or an id or id prefix of the root's sessions. */
-function sessionArgument(run: Run): Promise<SessionFileRef> {
-  return resolveSessionArgument(run.args.target, run.store, run.io.cwd, run.io.stderr, `sessionkit: ${run.args.command}`);
+/** The stores a command reads (see Run.stores). */
+async function storesToRead(args: ParsedCommand, io: Io, home: string): Promise<AgentStore[]> {
+  if (args.store !== undefined) return [databaseStore(args.store)];
+  const discovered = await discoverAgentStores({ home, env: io.env });
+  if (args.root !== undefined) {
+    const root = resolveRoot(args.root, io.cwd, io.env);
+    await requireDirectory(root);
+    return [await storeAt(root, discovered, home, args.agent)];
+  }
+  if (args.agent === undefined) return discovered;
+  const chosen = discovered.filter((store) => store.agent === args.agent);
+  if (chosen.length === 0) throw new CliError(`no store of ${args.agent} found (looked in ${agentHomes(args.agent, io.env, home)})`);
+  return chosen;
 }
+
+/** Where an agent's stores are looked for, for messages. */
+function agentHomes(agent: AgentName, env: NodeJS.ProcessEnv, home: string): string {
+  const dirs: Record<AgentName, string> = {
+    pi: env.PI_CODING_AGENT_DIR ? tildePath(nodePath.resolve(env.PI_CODING_AGENT_DIR), home) : "~/.pi/agent",
+    omp: "~/.omp/agent",
+    xcsh: "~/.xcsh/agent",
+    indusagi: "~/.indusagi/agent",
+    operator: "~/.operator/profiles/*/sessions",
+  };
+  return dirs[agent];
+}
+
+/** The command's session argument: a file, or an id or id prefix of the stores' sessions. */
+async function sessionArgument(run: Run): Promise<SessionFileRef> {
+  return resolveSessionArgument(run.args.target, await lookupContext(run));
+}
+
+export async function lookupContext(run: Run) {
+  return { stores: await run.stores(), cwd: run.io.cwd, env: run.io.env, home: run.home, progressSink: run.io.stderr, label: `sessionkit: ${run.args.command}` };
+}
+
+/** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
+export type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
 const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand };
 
 async function ls(run: Run): Promise<number> {
-  await run.store.requireExists();
-  const storage = await run.store.open();
-  const progress = listingProgress(run.io.stderr, "sessionkit: ls");
+  const stores = await run.stores();
   const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
-  let infos: SessionInfo[];
-  try {
-    infos = run.args.all
-      ? await SessionManager.listAll(storage, { onProgress: progress.onProgress })
-      : await SessionManager.list(storage, cwd, { onProgress: progress.onProgress });
-  } finally {
-    progress.done();
+  const listed: ListedSession[] = [];
+  for (const store of stores) {
+    // Read through the cache: the catalog is written there, never into the agent's folder.
+    const storage = await storeStorage(store, run.io.env, run.home);
+    const progress = listingProgress(run.io.stderr, stores.length > 1 ? `sessionkit: ls: ${store.label}` : "sessionkit: ls");
+    try {
+      const infos = run.args.all
+        ? await SessionManager.listAll(storage, { onProgress: progress.onProgress })
+        : await SessionManager.list(storage, cwd, { onProgress: progress.onProgress, layout: store.layout });
+      for (const info of infos) listed.push({ ...info, path: storeFileOf(store, info.path), agent: store.agent, store: store.root });
+    } finally {
+      progress.done();
+      await storage.close();
+    }
   }
-  run.print(infos, () => {
-    if (infos.length > 0) return [...renderSessionTable(infos, run.store.nameOf), `${infos.length} session${infos.length === 1 ? "" : "s"}`];
-    const where = run.args.all ? "sessions" : sessionDirFor(cwd);
-    const place = run.store.kind === "dir" ? run.store.nameOf(where) : `${where} of ${run.store.name}`;
-    return [`no sessions${run.args.all ? "" : ` for ${cwd}`} in ${place}`];
+  // Most recently modified first over all stores; the path breaks ties, as the library's listing does.
+  listed.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  run.print(listed, () => {
+    if (listed.length > 0) return [...renderSessionTable(listed), `${listed.length} session${listed.length === 1 ? "" : "s"}`];
+    if (stores.length === 0) return [`no sessions: no agent store found (looked for ${AGENTS.map((agent) => agentHomes(agent, run.io.env, run.home)).join(", ")})`];
+    return [`no sessions${run.args.all ? "" : ` for ${cwd}`} in ${stores.map((store) => store.root).join(", ")}`];
   });
   return 0;
 }
@@ -97,13 +148,16 @@ async function show(run: Run): Promise<number> {
   const name = sm.getSessionName();
   const leafId = sm.getLeafId();
   const context = sm.buildSessionContext();
-  run.print({ file: ref.absolute, header, name, leafId, context }, () => {
+  const where = ref.store ? { agent: ref.store.agent, store: ref.store.root } : {};
+  run.print({ file: ref.absolute, ...where, dialect: sm.getDialect(), header, name, leafId, context }, () => {
     const leaf = sm.getLeafEntry();
-    const facts = [`v${headerVersion(header)}`, `created ${String(header.timestamp)}`, `cwd ${header.cwd ?? "(none)"}`];
+    const format = sm.getDialect() === "pi" ? `v${headerVersion(header)}` : dialectName(sm.getDialect());
+    const facts = [format, `created ${String(header.timestamp)}`, `cwd ${header.cwd ?? "(none)"}`];
     if (header.parentSession) facts.push(`parent ${header.parentSession}`);
     return [
       `session  ${header.id}`,
       `file     ${ref.absolute}`,
+      ...(ref.store ? [`store    ${ref.store.label}`] : []),
       `header   ${facts.join(" · ")}`,
       `name     ${name ?? "(none)"}`,
       leaf
@@ -123,7 +177,7 @@ async function context(run: Run): Promise<number> {
   const leafId = run.args.leaf ?? sm.getLeafId();
   if (run.args.leaf !== undefined && !sm.getEntry(run.args.leaf)) throw new CliError(`entry ${run.args.leaf} is not in ${ref.absolute}`);
   // The manager builds at its own leaf; another leaf goes through the free function.
-  const result = run.args.leaf === undefined ? sm.buildSessionContext() : buildSessionContext(sm.getEntries(), run.args.leaf);
+  const result = sm.buildSessionContext(run.args.leaf);
   run.print(result, () => [`context of ${ref.absolute} at ${leafId ?? "(no entries)"} · ${renderContextSummary(result)}`, "", ...renderMessages(result.messages)]);
   return 0;
 }
@@ -150,6 +204,13 @@ async function migrate(run: Run): Promise<number> {
     throw asCliError(error, ref);
   });
   if (before.kind !== "session") throw new CliError(`${ref.absolute} is ${before.kind === "missing" ? "missing" : "empty"}, not a session file`);
+  if (before.dialect !== "pi") {
+    // Versions and migrations are pi's; a file of another dialect is read as it is.
+    run.print({ file: ref.absolute, dialect: before.dialect, fromVersion: null, toVersion: null, migrated: false }, () => [
+      `${ref.absolute}: ${dialectName(before.dialect)}'s dialect has no versions, nothing to migrate`,
+    ]);
+    return 0;
+  }
   const fromVersion = before.migratedFrom ?? headerVersion(before.header);
   let toVersion = fromVersion;
   if (before.migratedFrom !== null) {
@@ -175,7 +236,7 @@ async function migrate(run: Run): Promise<number> {
   }
   const migrated = before.migratedFrom !== null;
   const entries = before.entries.length;
-  run.print({ file: ref.absolute, fromVersion, toVersion, migrated }, () => [
+  run.print({ file: ref.absolute, dialect: before.dialect, fromVersion, toVersion, migrated }, () => [
     migrated ? `${ref.absolute}: migrated v${fromVersion} → v${toVersion} (${entries} entries)` : `${ref.absolute}: already v${fromVersion}, nothing to migrate`,
   ]);
   return 0;

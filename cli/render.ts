@@ -219,17 +219,18 @@ function distinctPrefixLength(ids: readonly string[]): number {
   return length;
 }
 
-/** The listing as a table; paths as `nameOf` gives them (absolute file paths, usable as file arguments). */
-export function renderSessionTable(infos: readonly SessionInfo[], nameOf: (path: string) => string): string[] {
+/** The listing as a table; paths are absolute file paths (usable as file arguments). */
+export function renderSessionTable(infos: ReadonlyArray<SessionInfo & { agent: string }>): string[] {
   const idLength = distinctPrefixLength(infos.map((info) => info.id));
   const rows = infos.map((info) => [
     formatTime(info.modified),
     String(info.messageCount),
+    info.agent,
     info.id.slice(0, idLength),
-    oneLine(info.name ?? info.firstMessage, 48),
-    nameOf(info.path),
+    oneLine(info.name ?? info.title ?? info.firstMessage, 48),
+    info.path,
   ]);
-  const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "ID", "NAME / FIRST MESSAGE", "PATH"];
+  const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "AGENT", "ID", "NAME / FIRST MESSAGE", "PATH"];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) =>
     row

@@ -1,104 +1,22 @@
 /**
- * Where the CLI's bytes come from: the store (a root directory in pi's layout, or a PostgreSQL
- * database), and the storage that holds a file argument.
+ * Where the CLI's bytes come from: the stores it reads (every agent's, --root, or a database with
+ * --store), and the storage that holds a file argument.
  */
 import { realpath, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import nodePath from "node:path";
 import { expandHome, nodeFsStorage } from "../adapters/node-fs/index.js";
-import { findSessionPaths, isStorageError, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
+import { decodeHeader, detectDialect, findSessionPaths, isStorageError, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
+import type { AgentStore } from "./agent-stores.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
+import { readingStorage } from "./store-cache.js";
 
 /** The storage root: --root, else $PI_CODING_AGENT_DIR (as pi reads it), else ~/.pi/agent. */
 export function resolveRoot(rootFlag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
   const raw = rootFlag ?? (env.PI_CODING_AGENT_DIR || "~/.pi/agent");
   return nodePath.resolve(cwd, expandHome(raw));
-}
-
-/** A port the CLI closes when the command ends (a database pool would keep the process alive). */
-export type ClosableStorage = StoragePort & { close(): Promise<void> };
-
-/** Where the CLI's sessions live: a root directory (--root) or a PostgreSQL database (--store). */
-export interface CliStore {
-  readonly kind: "dir" | "postgres";
-  /** How messages name the store: the root directory, or the URL without its password. */
-  readonly name: string;
-  /** The root directory (kind "dir"). */
-  readonly root: string | undefined;
-  /** A new port over the store; closeAll() closes it. */
-  open(): Promise<ClosableStorage>;
-  /** How messages name a storage path of the store: a file path under the root, or the path itself. */
-  nameOf(path: string): string;
-  /** Fails with a CliError when there is nothing to read (a missing root directory). */
-  requireExists(): Promise<void>;
-  closeAll(): Promise<void>;
-}
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//;
-
-/** The store of a command: --store URL, else the root directory (resolveRoot). */
-export function resolveStore(flags: { root: string | undefined; store: string | undefined }, cwd: string, env: NodeJS.ProcessEnv): CliStore {
-  const opened: ClosableStorage[] = [];
-  const closeAll = async () => {
-    await Promise.all(opened.splice(0).map((storage) => storage.close()));
-  };
-  if (flags.store === undefined) {
-    const root = resolveRoot(flags.root, cwd, env);
-    return {
-      kind: "dir",
-      name: root,
-      root,
-      open: async () => {
-        const storage = nodeFsStorage({ root });
-        opened.push(storage);
-        return storage;
-      },
-      nameOf: (path) => nodePath.join(root, ...path.split("/")),
-      requireExists: () => requireDirectory(root),
-      closeAll,
-    };
-  }
-  const { connection, schema, name } = parsePostgresStore(flags.store);
-  let port: Promise<ClosableStorage> | undefined;
-  return {
-    kind: "postgres",
-    name,
-    root: undefined,
-    // One port (one pool) per command, however many sessions it reads.
-    open: () =>
-      (port ??= (async () => {
-        // Loaded only for --store: other commands need no database client.
-        const { postgresStorage } = await import("../adapters/postgres/index.js");
-        const storage = postgresStorage({ connection, ...(schema === null ? {} : { schema }) });
-        opened.push(storage);
-        return storage;
-      })()),
-    nameOf: (path) => path,
-    requireExists: async () => {},
-    closeAll,
-  };
-}
-
-/**
- * A --store URL: postgres://user:password@host:port/db, optionally ?schema=NAME (the schema
- * holding the store; "sessionkit" by default), which is not passed on to the server.
- */
-export function parsePostgresStore(store: string): { connection: string; schema: string | null; name: string } {
-  if (!POSTGRES_URL.test(store)) throw new CliError(`--store ${JSON.stringify(store)}: not a postgres:// URL`);
-  let url: URL;
-  try {
-    url = new URL(store);
-  } catch {
-    throw new CliError(`--store ${JSON.stringify(store)}: not a valid URL`);
-  }
-  const schema = url.searchParams.get("schema");
-  url.searchParams.delete("schema");
-  const connection = url.toString();
-  if (url.password !== "") url.password = "***";
-  if (schema !== null) url.searchParams.set("schema", schema);
-  return { connection, schema, name: url.toString() };
 }
 
 /** The file's stat, null when nothing is there; any other failure is an error naming the path. */
@@ -118,6 +36,71 @@ export async function requireDirectory(dir: string): Promise<void> {
   if (!info.isDirectory()) throw new CliError(`${dir} is not a directory (the storage root; set it with --root)`);
 }
 
+/** A port the CLI closes when the command ends (a database pool would keep the process alive). */
+export type ClosableStorage = StoragePort & { close(): Promise<void> };
+
+/**
+ * A PostgreSQL store (--store): read and written through ports of its own. Its AgentStore's
+ * `root` and `label` are its name (the URL without its password).
+ */
+export interface DatabaseStore {
+  /** A new port over the database; closeAll() closes every one. */
+  open(): Promise<ClosableStorage>;
+  closeAll(): Promise<void>;
+}
+
+/**
+ * The store of --store URL: postgres://user:password@host:port/db, optionally ?schema=NAME (the
+ * schema holding the store; "sessionkit" by default), which is not passed on to the server.
+ */
+export function databaseStore(url: string): AgentStore & { database: DatabaseStore } {
+  const { connection, schema, name } = parsePostgresStore(url);
+  const opened: ClosableStorage[] = [];
+  return {
+    agent: "pi",
+    root: name,
+    label: name,
+    layout: "pi",
+    database: {
+      open: async () => {
+        // Loaded only for --store: other commands need no database client.
+        const { postgresStorage } = await import("../adapters/postgres/index.js");
+        const storage = postgresStorage({ connection, ...(schema === null ? {} : { schema }) });
+        opened.push(storage);
+        return storage;
+      },
+      closeAll: async () => {
+        await Promise.all(opened.splice(0).map((storage) => storage.close()));
+      },
+    },
+  };
+}
+
+export function parsePostgresStore(store: string): { connection: string; schema: string | null; name: string } {
+  let url: URL;
+  try {
+    url = new URL(store);
+  } catch {
+    throw new CliError(`--store ${JSON.stringify(store)}: not a valid URL`);
+  }
+  const schema = url.searchParams.get("schema");
+  url.searchParams.delete("schema");
+  const connection = url.toString();
+  if (url.password !== "") url.password = "***";
+  if (schema !== null) url.searchParams.set("schema", schema);
+  return { connection, schema, name: url.toString() };
+}
+
+/** The port a store is read through: a database's own, or the directory's through the cache (readingStorage). */
+export async function storeStorage(store: AgentStore, env: NodeJS.ProcessEnv, home: string): Promise<ClosableStorage> {
+  return store.database ? store.database.open() : readingStorage(store.root, env, home);
+}
+
+/** How messages name a storage path of a store: a file under a directory's root, or the path in a database. */
+export function storeFileOf(store: AgentStore, path: string): string {
+  return store.database ? path : nodePath.join(store.root, ...path.split("/"));
+}
+
 /** A session file argument: the storage that holds it and its path there. */
 export interface SessionFileRef {
   /** The file as the user should read it in messages: absolute (or its path in a database store). */
@@ -133,19 +116,22 @@ export interface SessionFileRef {
   onDisk: boolean;
   /** True when `storage` is a store root (sessions/ and blobs/), false when it is the file's own directory. */
   inStore: boolean;
-  /** True when `storage` is the storage root itself (--root). */
+  /** True when `storage` is the root of the one store read (--root): its sessions keep their storage paths in an export. */
   inRoot: boolean;
+  /** The agent store the file is in, when it is in one of the stores read. */
+  store?: AgentStore;
 }
 
 const HEAD_BYTES = 4096;
 
 /**
- * Finds the storage for a file argument (absolute, or relative to `cwd`). A file under `root`
- * is read through the root, so its blob refs resolve against the root's blobs/. A file laid out
- * as pi lays it out elsewhere (<agent dir>/sessions/<project>/<file>) is read through that agent
- * dir, for the same reason. Any other file is read through its own directory.
+ * Finds the storage for a file argument (absolute, or relative to `cwd`). A file under one of
+ * `stores` is read through that store's root, so its blob refs resolve against the store's blobs/.
+ * A file laid out as an agent lays it out elsewhere (<agent dir>/sessions/<project>/<file>, or
+ * seed 003's <profile>/sessions/<file>) is read through that agent dir, for the same reason. Any
+ * other file is read through its own directory.
  */
-export async function resolveSessionFile(arg: string, root: string | undefined, cwd: string): Promise<SessionFileRef> {
+export async function resolveSessionFile(arg: string, stores: readonly AgentStore[], cwd: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, arg);
   const info = await statOrNull(absolute);
   if (!info) throw new CliError(`${absolute}: no such file`);
@@ -153,17 +139,27 @@ export async function resolveSessionFile(arg: string, root: string | undefined, 
   if (info.size === 0) throw new CliError(`${absolute} is empty, not a session file`);
 
   const real = await realpath(absolute);
-  const realRoot = root === undefined ? null : await realpath(root).catch(() => null);
   let storageRoot = nodePath.dirname(real);
   let inStore = false;
-  let inRoot = false;
-  if (realRoot !== null && isInside(realRoot, real)) {
-    storageRoot = realRoot;
-    inStore = true;
-    inRoot = true;
-  } else if (nodePath.basename(nodePath.dirname(nodePath.dirname(real))) === SESSIONS_DIR) {
-    storageRoot = nodePath.dirname(nodePath.dirname(nodePath.dirname(real)));
-    inStore = true;
+  let store: AgentStore | undefined;
+  for (const candidate of stores) {
+    const realRoot = await realpath(candidate.root).catch(() => null);
+    if (realRoot !== null && isInside(realRoot, real)) {
+      storageRoot = realRoot;
+      store = candidate;
+      inStore = true;
+      break;
+    }
+  }
+  if (!store) {
+    const up = (levels: number) => Array.from({ length: levels }).reduce<string>((dir) => nodePath.dirname(dir), real);
+    if (nodePath.basename(up(2)) === SESSIONS_DIR) {
+      storageRoot = up(3);
+      inStore = true;
+    } else if (nodePath.basename(up(1)) === SESSIONS_DIR) {
+      storageRoot = up(2);
+      inStore = true;
+    }
   }
   const path = nodePath.relative(storageRoot, real).split(nodePath.sep).join("/");
   const storage = nodeFsStorage({ root: storageRoot });
@@ -172,7 +168,7 @@ export async function resolveSessionFile(arg: string, root: string | undefined, 
     if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError(`${absolute} holds only whitespace, not a session file`);
   }
   const nameOf = (p: string) => nodePath.join(storageRoot, ...p.split("/"));
-  return { absolute, storage, path, nameOf, location: storageRoot, onDisk: true, inStore, inRoot };
+  return { absolute, storage, path, nameOf, location: storageRoot, onDisk: true, inStore, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) };
 }
 
 function isInside(dir: string, file: string): boolean {
@@ -211,69 +207,99 @@ export function asCliError(error: unknown, ref: SessionFileRef): unknown {
   return new CliError(withAbsolutePath(error.message, ref));
 }
 
+/** Where a session id is looked up (env and home locate the cache the listing catalog lives in). */
+export interface LookupContext {
+  stores: readonly AgentStore[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  progressSink: ProgressSink;
+  /** The progress line's label ("sessionkit: show"). */
+  label: string;
+}
+
 /**
- * A file argument, else a session id looked up among the store's sessions: the file named for
- * that exact id (pi names them <timestamp>_<id>.jsonl; its header must agree), else the one
- * session whose id starts with it (every session file is read: progress on `progressSink`). In a
- * database store, an argument with a slash that is no file on disk is a storage path there.
+ * A file argument, else a session id looked up among the sessions of every store: the file named
+ * for that exact id (pi and seed 003 name them <timestamp>_<id>.jsonl; its header must agree),
+ * else the one session whose id starts with it (every session file is read through the listing
+ * catalog, kept in the cache: progress on `progressSink`).
  */
-export async function resolveSessionArgument(target: string, store: CliStore, cwd: string, progressSink: ProgressSink, label: string): Promise<SessionFileRef> {
+export async function resolveSessionArgument(target: string, context: LookupContext): Promise<SessionFileRef> {
+  const { stores, cwd } = context;
   const absolute = nodePath.resolve(cwd, target);
+  // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file, or (with
+  // --store) a path in the database.
   const local = await statOrNull(absolute);
-  // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file.
   const pathLike = /[/.]/.test(target) || target.includes(nodePath.sep);
-  if (local || (pathLike && store.kind === "dir")) return resolveSessionFile(target, store.root, cwd);
-  if (pathLike) return storeRef(store, await store.open(), target, `${absolute}: no such file, and no ${target} in ${store.name}`);
-  await store.requireExists().catch(() => {
-    throw new CliError(`${absolute}: no such file (and no storage root ${store.name} to look up session ids in)`);
-  });
-  const storage = await store.open();
-  let infos: SessionInfo[];
-  const progress = listingProgress(progressSink, label);
-  try {
-    const named: string[] = [];
-    for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push(path);
-    if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${store.name}`, named.map((path) => `  ${store.nameOf(path)}`));
-    if (named.length === 1) return await storeRef(store, storage, named[0]!);
-    infos = await SessionManager.listAll(storage, { onProgress: progress.onProgress });
-  } finally {
-    progress.done();
+  const database = stores.find((store) => store.database);
+  if (!local && pathLike && database) return databaseRef(database, target, `${absolute}: no such file, and no ${target} in ${database.root}`);
+  if (local || pathLike) return resolveSessionFile(target, stores, cwd);
+  if (stores.length === 0) throw new CliError(`${absolute}: no such file (and no agent store to look up session ids in)`);
+  const where = stores.map((store) => store.root).join(", ");
+  const fileOf = storeFileOf;
+  const refOf = (store: AgentStore, path: string) => (store.database ? databaseRef(store, path) : resolveSessionFile(fileOf(store, path), stores, cwd));
+
+  const named: { store: AgentStore; path: string }[] = [];
+  for (const store of stores) {
+    const storage = store.database ? await store.database.open() : nodeFsStorage({ root: store.root });
+    try {
+      for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push({ store, path });
+    } finally {
+      await storage.close();
+    }
+  }
+  if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${where}`, named.map(({ store, path }) => `  ${fileOf(store, path)}`));
+  if (named.length === 1) return refOf(named[0]!.store, named[0]!.path);
+
+  const infos: Array<SessionInfo & { file: string; store: AgentStore }> = [];
+  for (const store of stores) {
+    const storage = await storeStorage(store, context.env, context.home);
+    const progress = listingProgress(context.progressSink, stores.length > 1 ? `${context.label}: ${store.label}` : context.label);
+    try {
+      for (const info of await SessionManager.listAll(storage, { onProgress: progress.onProgress })) infos.push({ ...info, file: fileOf(store, info.path), store });
+    } finally {
+      progress.done();
+      await storage.close();
+    }
   }
   const exact = infos.filter((info) => info.id === target);
   const matches = exact.length > 0 ? exact : infos.filter((info) => info.id.startsWith(target));
-  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${store.name} starts with "${target}"`);
+  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${where} starts with "${target}"`);
   if (matches.length > 1) {
     throw new CliError(
-      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${store.name} match`,
-      matches.map((info) => `  ${info.id}  ${store.nameOf(info.path)}  ${oneLine(info.name ?? info.firstMessage, 40)}`),
+      `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${where} match`,
+      matches.map((info) => `  ${info.id}  ${stores.length > 1 ? `${info.store.agent}  ` : ""}${info.file}  ${oneLine(info.name ?? info.title ?? info.firstMessage, 40)}`),
     );
   }
-  return storeRef(store, storage, matches[0]!.path);
+  return refOf(matches[0]!.store, matches[0]!.path);
 }
 
-/** A session of the store: a file under the root is resolved as a file argument (as before). */
-async function storeRef(store: CliStore, storage: ClosableStorage, path: string, missing?: string): Promise<SessionFileRef> {
-  if (store.kind === "dir") return resolveSessionFile(store.nameOf(path), store.root, "/");
+/** A session of a database store. */
+async function databaseRef(store: AgentStore, path: string, missing?: string): Promise<SessionFileRef> {
+  const storage = await store.database!.open();
   const stat = await storage.stat(path).catch((error: unknown) => {
     if (isStorageError(error, "invalid")) return null;
     throw error;
   });
-  if (!stat) throw new CliError(missing ?? `${store.nameOf(path)}: no such file in ${store.name}`);
-  if (stat.size === 0) throw new CliError(`${store.nameOf(path)} in ${store.name} is empty, not a session file`);
-  return { absolute: store.nameOf(path), storage, path, nameOf: store.nameOf, location: store.name, onDisk: false, inStore: true, inRoot: true };
+  if (!stat) throw new CliError(missing ?? `${path}: no such file in ${store.root}`);
+  if (stat.size === 0) throw new CliError(`${path} in ${store.root} is empty, not a session file`);
+  const nameOf = (p: string) => storeFileOf(store, p);
+  return { absolute: path, storage, path, nameOf, location: store.root, onDisk: false, inStore: true, inRoot: true, store };
 }
 
 /** Bytes read to find a header: pi's headers are a few hundred bytes. */
 const HEADER_PROBE_BYTES = 64 * 1024;
 
-/** The session id in the header (first line) of a stored file, or null when it has none. */
+/** The session id in the header (first line, of any dialect) of a stored file, or null when it has none. */
 async function headerId(storage: StoragePort, path: string): Promise<string | null> {
   const head = await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES });
   if (!head) return null;
   const newline = head.indexOf(0x0a);
   try {
-    const header = JSON.parse(new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline))) as { type?: unknown; id?: unknown };
-    return header.type === "session" && typeof header.id === "string" ? header.id : null;
+    const record = JSON.parse(new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline))) as Record<string, unknown>;
+    const dialect = detectDialect(record);
+    const header = dialect === null ? null : decodeHeader(dialect, record);
+    return header?.success ? header.data.id : null;
   } catch {
     return null;
   }

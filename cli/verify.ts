@@ -2,7 +2,7 @@
  * `verify`: everything wrong with a session file, each with its line number, read-only.
  */
 import nodePath from "node:path";
-import { BlobStore, collectBlobRefs, headerVersion, parseBlobRef, readSessionFile, type LineProblem } from "../src/index.js";
+import { BlobStore, collectBlobRefs, dialectName, headerVersion, parseBlobRef, readSessionFile, type LineProblem, type SessionDialect } from "../src/index.js";
 import { CliError } from "./errors.js";
 import { asCliError, type SessionFileRef } from "./store.js";
 
@@ -27,8 +27,10 @@ export interface VerifyProblem {
 
 export interface VerifyReport {
   file: string;
-  /** The version the file declares (1 when it declares none). */
-  version: number;
+  /** The dialect the file is written in. */
+  dialect: SessionDialect;
+  /** The version the file declares (1 when it declares none); null in a dialect without versions (seed 003). */
+  version: number | null;
   /** The version it would be migrated to on load, or null when it is current. */
   migratesTo: number | null;
   entries: number;
@@ -96,7 +98,8 @@ export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> 
 
   return {
     file: ref.absolute,
-    version: file.migratedFrom ?? headerVersion(file.header),
+    dialect: file.dialect,
+    version: file.dialect === "pi" ? (file.migratedFrom ?? headerVersion(file.header)) : null,
     migratesTo: file.migratedFrom === null ? null : headerVersion(file.header),
     entries: file.entries.length,
     blobRefs: blobPresent.size,
@@ -105,7 +108,8 @@ export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> 
 }
 
 export function renderVerifyReport(report: VerifyReport): string[] {
-  const version = report.migratesTo === null ? `v${report.version}` : `v${report.version}, migrates to v${report.migratesTo} on load`;
+  const version =
+    report.version === null ? dialectName(report.dialect) : report.migratesTo === null ? `v${report.version}` : `v${report.version}, migrates to v${report.migratesTo} on load`;
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   const facts = `${version}, ${count(report.entries, "entry", "entries")}, ${count(report.blobRefs, "blob ref", "blob refs")}`;
   if (report.problems.length === 0) return [`${report.file}: OK (${facts})`];

@@ -5,7 +5,8 @@ export type SessionErrorCode =
   | "entry-not-found" // an id that is not in the session
   | "read-only" // a write on a session opened read-only
   | "closed" // a call after close()
-  | "persist-failed"; // a write failed; latched: every later write reports it
+  | "persist-failed" // a write failed; latched: every later write reports it
+  | "rewrite-failed"; // a rename, move, fork or rewrite failed; the files are as they were before it
 
 export class SessionError extends Error {
   override readonly name = "SessionError";

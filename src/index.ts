@@ -3,16 +3,31 @@ export * from "./errors.js";
 export * from "./format/types.js";
 export { checkEntry, sessionHeaderSchema, agentMessageSchema } from "./format/schema.js";
 export { scanJsonl, splitGluedObjects, type JsonlScan, type JsonlTail, type LineProblem, type LineProblemKind } from "./format/jsonl-reader.js";
-export { readSessionFile, encodeJsonl, type LoadedSessionFile, type SessionFileRead } from "./format/session-file.js";
+export { readSessionFile, encodeJsonl, encodeSessionFile, decodeHeader, type LoadedSessionFile, type SessionFileRead } from "./format/session-file.js";
+export { decodeRecord, encodeRecord, detectDialect, dialectName, completeSeed003Entry, DialectError, SEED003_HEADER_TYPE, type SessionDialect } from "./format/dialect.js";
 export { migrateRecords, headerVersion } from "./format/migrate.js";
 export { createEntryId, createSessionId } from "./format/ids.js";
 export { BlobStore, BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "./blobs/blob-store.js";
 export { externalizeImages, resolveImages, collectBlobRefs, EXTERNALIZE_MIN_BASE64 } from "./blobs/images.js";
 export { base64ToBytes, bytesToBase64 } from "./blobs/base64.js";
-export { buildSessionContext, pathToRoot } from "./session/context.js";
+export { buildSessionContext, pathToRoot, lastLeafId, type ContextOptions } from "./session/context.js";
 export { buildTree } from "./session/tree.js";
 export { prepareValueForPersistence, truncateForPersistence, MAX_PERSIST_CHARS, TRUNCATION_NOTICE } from "./session/persist-transform.js";
-export { sessionDirFor, sessionFileName, SESSIONS_DIR } from "./session/paths.js";
+export {
+  sessionDirFor,
+  sessionFileName,
+  seed003FileName,
+  storeSessionDir,
+  storeSessionFileName,
+  layoutDialect,
+  sameCwd,
+  SESSIONS_DIR,
+  STORE_LAYOUTS,
+  type StoreLayout,
+} from "./session/paths.js";
+export { getRecentSessions, formatTimeAgo, sanitizeName, type RecentSessionInfo, type RecentSessionsOptions } from "./session/recent.js";
+export { breadcrumbPath, readBreadcrumb, writeBreadcrumb, BREADCRUMB_DIR, type TerminalBreadcrumb } from "./session/breadcrumbs.js";
+export { sideFolderOf } from "./session/relocate.js";
 export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
 export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";

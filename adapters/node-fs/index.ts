@@ -417,3 +417,5 @@ function toStorageError(error: unknown, action: string, path: string): StorageEr
 }
 
 function ignore(): void {}
+
+export { terminalId, nodeTerminalBreadcrumb, type NodeTerminalBreadcrumb, type TerminalEnvironment } from "./terminal.js";

@@ -202,7 +202,7 @@ async function readMember(storage: StoragePort, path: string, leafId: string | u
   }
   const parsed = await parseSessionBytes(raw, path);
   const { header, entries } = leafId === undefined ? parsed : await extractBranch(parsed, leafId, path);
-  const bytes = encodeSession(header, entries);
+  const bytes = encodeSession(parsed.dialect, header, entries);
   const warnings: string[] = [];
   if (leafId === undefined) {
     if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);

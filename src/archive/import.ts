@@ -5,10 +5,11 @@
  */
 import { BlobStore, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
 import { collectBlobRefs, externalizeImages } from "../blobs/images.js";
+import { encodeRecord, type SessionDialect } from "../format/dialect.js";
 import { encodeJsonl } from "../format/session-file.js";
 import type { SessionEntry, SessionHeader } from "../format/types.js";
 import { checkStoragePath, isStorageError, joinPath, type StorageLock, type StoragePort } from "../port.js";
-import { sessionDirFor, sessionFileName } from "../session/paths.js";
+import { storeSessionDir, storeSessionFileName, type StoreLayout } from "../session/paths.js";
 import { bytesPort } from "./bytes-port.js";
 import { forEachInOrder } from "./concurrency.js";
 import { ArchiveError } from "./errors.js";
@@ -35,6 +36,11 @@ export type ConflictPolicy = "auto" | "skip" | "replace" | "fork";
 
 export interface ImportOptions extends ReadArchiveOptions {
   onConflict?: ConflictPolicy;
+  /**
+   * The layout of the store imported into: where a new session file goes and its name (see
+   * StoreLayout). Default "pi". Files keep their own dialect wherever they go.
+   */
+  layout?: StoreLayout;
   /** Validate and plan, write nothing: the summary says what would happen. */
   dryRun?: boolean;
 }
@@ -70,6 +76,7 @@ export interface ImportSummary {
 /** A session ready to be placed: validated, its entry ids known, its bytes available again. */
 interface Candidate {
   source: string;
+  dialect: SessionDialect;
   header: SessionHeader;
   entryIds: string[];
   sha256: string;
@@ -94,6 +101,7 @@ export async function importArchive(storage: StoragePort, source: ArchiveSource,
   try {
     const candidates: Candidate[] = archive.sessions.map((session) => ({
       source: session.member,
+      dialect: session.dialect,
       header: session.header,
       entryIds: session.entryIds,
       sha256: session.manifest.sha256,
@@ -152,12 +160,13 @@ export async function importSessionFiles(storage: StoragePort, files: readonly S
     if (typeof parsed.header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member: name });
     const entries = await externalizeAll(parsed.entries, stagedBlobs);
     const unchanged = isCanonical(parsed) && entries.every((entry, i) => entry === parsed.entries[i]);
-    const v3 = unchanged ? bytes : encodeSession(parsed.header, entries);
+    const v3 = unchanged ? bytes : encodeSession(parsed.dialect, parsed.header, entries);
     if (parsed.migratedFrom !== null) warnings.push(`${name}: migrated from v${parsed.migratedFrom}`);
     const refs = new Set<string>();
     for (const entry of entries) collectBlobRefs(entry, refs);
     candidates.push({
       source: name,
+      dialect: parsed.dialect,
       header: parsed.header,
       entryIds: entries.map((e) => e.id),
       sha256: await sha256Hex(v3),
@@ -197,6 +206,8 @@ function hashesOf(refs: Iterable<string>): string[] {
 /** A session as storage holds it, or will once the planned writes are made. */
 interface KnownSession {
   path: string;
+  /** The dialect of the stored file (appends to it are written in it). */
+  dialect: SessionDialect;
   entryIds: string[];
   /** sha256 of its bytes, computed when a "replace" needs it. */
   sha256: () => Promise<string>;
@@ -219,6 +230,7 @@ class Planner {
     readonly storage: StoragePort,
     readonly index: StoredSessionIndex,
     readonly policy: ConflictPolicy,
+    readonly layout: StoreLayout,
   ) {}
 
   async lookup(id: string): Promise<KnownSession | null> {
@@ -236,6 +248,7 @@ class Planner {
       if (parsed.header.id !== id) continue;
       found = {
         path,
+        dialect: parsed.dialect,
         entryIds: parsed.entries.map((e) => e.id),
         sha256: () => sha256Hex(bytes),
         needsRewrite: isCanonical(parsed) ? null : { parsed, original: bytes },
@@ -268,8 +281,8 @@ class Planner {
   }
 
   async targetPath(header: SessionHeader, id: string, source: string): Promise<string> {
-    const fileName = sessionFileName(header.timestamp, id);
-    const path = joinPath(sessionDirFor(header.cwd ?? ""), fileName);
+    const fileName = storeSessionFileName(this.layout, header.timestamp, id);
+    const path = joinPath(storeSessionDir(this.layout, header.cwd ?? ""), fileName);
     try {
       checkStoragePath(path);
     } catch {
@@ -293,9 +306,9 @@ class Planner {
       kind: "write",
       path,
       locks: false,
-      bytes: forked ? async () => encodeSession(header, await candidate.entries()) : () => candidate.bytes(),
+      bytes: forked ? async () => encodeSession(candidate.dialect, header, await candidate.entries()) : () => candidate.bytes(),
     });
-    this.known.set(id, { path, entryIds: candidate.entryIds, sha256: async () => candidate.sha256, needsRewrite: null });
+    this.known.set(id, { path, dialect: candidate.dialect, entryIds: candidate.entryIds, sha256: async () => candidate.sha256, needsRewrite: null });
     this.record(candidate, { id, action: forked ? "forked" : "created", path, newEntries: candidate.entryIds.length, reason, parentSession });
   }
 
@@ -305,7 +318,7 @@ class Planner {
 
   replace(candidate: Candidate, stored: KnownSession): void {
     this.ops.push({ kind: "write", path: stored.path, locks: true, bytes: () => candidate.bytes() });
-    this.known.set(candidate.header.id, { path: stored.path, entryIds: candidate.entryIds, sha256: async () => candidate.sha256, needsRewrite: null });
+    this.known.set(candidate.header.id, { path: stored.path, dialect: candidate.dialect, entryIds: candidate.entryIds, sha256: async () => candidate.sha256, needsRewrite: null });
     this.record(candidate, {
       id: candidate.header.id,
       action: "replaced",
@@ -322,11 +335,11 @@ class Planner {
     if (rewrite) {
       // An older or damaged file is rewritten whole (as v3); its original bytes are kept beside it.
       this.ops.push({ kind: "write", path: `${stored.path}.before-import-${Date.now()}`, locks: false, bytes: async () => rewrite.original });
-      this.ops.push({ kind: "write", path: stored.path, locks: true, bytes: async () => encodeSession(rewrite.parsed.header, [...rewrite.parsed.entries, ...(await added())]) });
+      this.ops.push({ kind: "write", path: stored.path, locks: true, bytes: async () => encodeSession(rewrite.parsed.dialect, rewrite.parsed.header, [...rewrite.parsed.entries, ...(await added())]) });
     } else {
-      this.ops.push({ kind: "append", path: stored.path, locks: true, bytes: async () => encodeJsonl(await added()) });
+      this.ops.push({ kind: "append", path: stored.path, locks: true, bytes: async () => encodeJsonl((await added()).map((entry) => encodeRecord(stored.dialect, entry))) });
     }
-    this.known.set(candidate.header.id, { path: stored.path, entryIds: candidate.entryIds, sha256: async () => candidate.sha256, needsRewrite: null });
+    this.known.set(candidate.header.id, { path: stored.path, dialect: stored.dialect, entryIds: candidate.entryIds, sha256: async () => candidate.sha256, needsRewrite: null });
     const count = candidate.entryIds.length - from;
     this.record(candidate, { id: candidate.header.id, action: "extended", path: stored.path, newEntries: count, reason: `appended ${count} entries the stored session did not have` });
   }
@@ -363,7 +376,7 @@ async function placeSessions(
   warnings: string[],
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const planner = new Planner(storage, await indexStoredSessions(storage), options.onConflict ?? "auto");
+  const planner = new Planner(storage, await indexStoredSessions(storage), options.onConflict ?? "auto", options.layout ?? "pi");
   for (const candidate of candidates) await planner.place(candidate);
 
   const blobStore = new BlobStore(storage);

@@ -6,9 +6,10 @@ import { BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "../blobs/blob-store.js
 import { collectBlobRefs } from "../blobs/images.js";
 import { isSessionError } from "../errors.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "../format/jsonl-reader.js";
+import { completeSeed003Entry, decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
 import { headerVersion } from "../format/migrate.js";
-import { checkEntry, sessionHeaderSchema } from "../format/schema.js";
-import { encodeJsonl, readSessionFile } from "../format/session-file.js";
+import { checkEntry } from "../format/schema.js";
+import { decodeHeader, encodeSessionFile, readSessionFile } from "../format/session-file.js";
 import { CURRENT_SESSION_VERSION, type LabelEntry, type SessionEntry, type SessionHeader } from "../format/types.js";
 import type { StoragePort } from "../port.js";
 import { indexById, pathToRoot } from "../session/context.js";
@@ -16,6 +17,8 @@ import { bytesPort } from "./bytes-port.js";
 import { ArchiveError } from "./errors.js";
 
 export interface ParsedSession {
+  /** The file's dialect: what its bytes are written in, and what a rewrite of it writes. */
+  dialect: SessionDialect;
   header: SessionHeader;
   entries: SessionEntry[];
   migratedFrom: number | null;
@@ -38,7 +41,7 @@ export async function parseSessionBytes(bytes: Uint8Array, source: string): Prom
     throw new ArchiveError("bad-session", error.message.replace(`${MEMBER_PATH} is `, ""), { member: source });
   }
   if (read.kind !== "session") throw new ArchiveError("bad-session", "empty file, not a session", { member: source });
-  const parsed: ParsedSession = { header: read.header, entries: read.entries, migratedFrom: read.migratedFrom, problems: read.problems, tail: read.tail };
+  const parsed: ParsedSession = { dialect: read.dialect, header: read.header, entries: read.entries, migratedFrom: read.migratedFrom, problems: read.problems, tail: read.tail };
   if (read.migratedFrom === 1) assignStableIds(parsed);
   return parsed;
 }
@@ -50,8 +53,10 @@ export function isCanonical(parsed: ParsedSession): boolean {
 
 /** What the archive code needs of a session without its entries: ids, blob refs, health. */
 export interface SessionScan {
+  dialect: SessionDialect;
+  /** The canonical (decoded) header. */
   header: SessionHeader;
-  /** The version the header declares (1 when it declares none). */
+  /** The version the header declares (1 when it declares none); a seed-003 file has no versions and counts as current. */
   version: number;
   /**
    * Entry ids as written, in file order (a second header line is not an entry, as the core reader
@@ -79,6 +84,8 @@ const SCAN_CHUNK_BYTES = 64 * 1024;
  */
 export async function scanSessionBytes(bytes: Uint8Array, source: string, available: (end: number) => Promise<void> = async () => {}): Promise<SessionScan> {
   let header: SessionHeader | null = null;
+  let dialect: SessionDialect = "pi";
+  let previousTimestamp: unknown;
   const entryIds: string[] = [];
   const refs = new Set<string>();
   const port: StoragePort = {
@@ -106,12 +113,13 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
     MEMBER_PATH,
     (record, line, text) => {
       if (header === null) {
-        header = checkedHeader(record, source);
+        ({ header, dialect } = checkedHeader(record, source));
+        previousTimestamp = header.timestamp;
         return;
       }
-      if (record.type === "session") return;
-      // v1 entries have no ids yet; from v2 on, an entry must match its type's schema, as on load.
-      const check = headerVersion(header) >= 2 ? checkEntry(record) : { ok: true as const };
+      if (detectDialect(record) !== null) return;
+      const check = checkScannedEntry(dialect, header, record, previousTimestamp);
+      previousTimestamp = check.timestamp;
       if (!check.ok) invalid.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}` });
       entryIds.push(record.id as string);
       if (text.includes(BLOB_REF_PREFIX)) collectBlobRefs(record, refs);
@@ -129,14 +137,42 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
     const hash = parseBlobRef(ref);
     if (hash) blobHashes.push(hash);
   }
-  return { header, version: headerVersion(header), entryIds, blobHashes, problems, tail };
+  const version = dialect === "pi" ? headerVersion(header) : CURRENT_SESSION_VERSION;
+  return { dialect, header, version, entryIds, blobHashes, problems, tail };
 }
 
-/** The first record as a header, with the message `readSessionFile` gives when it is not one. */
-function checkedHeader(record: Record<string, unknown>, source: string): SessionHeader {
-  if (sessionHeaderSchema.safeParse(record).success) return record as SessionHeader;
+/**
+ * An entry checked as the core reader checks it: decoded from its dialect, then (v1 entries have
+ * no ids yet; from v2 on, and in seed 003) against its type's schema.
+ */
+function checkScannedEntry(
+  dialect: SessionDialect,
+  header: SessionHeader,
+  record: Record<string, unknown>,
+  previousTimestamp: unknown,
+): { ok: true; timestamp: unknown } | { ok: false; problem: string; timestamp: unknown } {
+  if (dialect === "pi") {
+    const check = headerVersion(header) >= 2 ? checkEntry(record) : { ok: true as const };
+    return { ...check, timestamp: record.timestamp };
+  }
+  let entry: Record<string, unknown>;
+  try {
+    entry = decodeRecord(dialect, record);
+  } catch (error) {
+    if (!(error instanceof DialectError)) throw error;
+    return { ok: false, problem: error.message, timestamp: previousTimestamp };
+  }
+  const timestamp = completeSeed003Entry(entry, previousTimestamp);
+  return { ...checkEntry(entry), timestamp };
+}
+
+/** The first record as a decoded header, with the message `readSessionFile` gives when it is not one. */
+function checkedHeader(record: Record<string, unknown>, source: string): { header: SessionHeader; dialect: SessionDialect } {
+  const dialect = detectDialect(record);
+  const header = dialect === null ? null : decodeHeader(dialect, record);
+  if (dialect !== null && header?.success) return { header: header.data, dialect };
   const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
-  throw new ArchiveError("bad-session", `not a session file: ${what} (expected {"type":"session","id":…})`, { member: source });
+  throw new ArchiveError("bad-session", `not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { member: source });
 }
 
 /** A scanned session whose bytes are already canonical v3 (see `isCanonical`). */
@@ -144,8 +180,9 @@ export function isCanonicalScan(scan: SessionScan): boolean {
   return scan.version >= CURRENT_SESSION_VERSION && scan.problems.length === 0 && scan.tail.kind === "clean";
 }
 
-export function encodeSession(header: SessionHeader, entries: readonly SessionEntry[]): Uint8Array {
-  return encodeJsonl([header, ...entries]);
+/** A session's bytes in its dialect. */
+export function encodeSession(dialect: SessionDialect, header: SessionHeader, entries: readonly SessionEntry[]): Uint8Array {
+  return encodeSessionFile(dialect, header, entries);
 }
 
 /** Lines of a JSONL file, counted from bytes (a last line without "\n" counts). */

@@ -7,10 +7,11 @@ export interface StoredSessionIndex {
   pathsFor(id: string): string[];
 }
 
-/** Lists `sessions/*\/*.jsonl` once (names only, no file is read). */
+/** Lists `sessions/*\/*.jsonl` and `sessions/*.jsonl` (a flat seed-003 store) once: names only, no file is read. */
 export async function indexStoredSessions(storage: StoragePort, sessionsDir = SESSIONS_DIR): Promise<StoredSessionIndex> {
   const paths: { name: string; path: string }[] = [];
   for (const dir of await storage.list(sessionsDir)) {
+    if (dir.kind === "file" && dir.name.endsWith(".jsonl")) paths.push({ name: dir.name, path: joinPath(sessionsDir, dir.name) });
     if (dir.kind !== "dir") continue;
     const dirPath = joinPath(sessionsDir, dir.name);
     for (const file of await storage.list(dirPath)) {

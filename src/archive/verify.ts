@@ -2,6 +2,7 @@
  * Validation of a whole archive before anything is written: the zip structure (zip-read.ts), the
  * manifest against the members, every blob re-hashed, every session parsed.
  */
+import type { SessionDialect } from "../format/dialect.js";
 import { sha256Hex } from "../blobs/blob-store.js";
 import { CURRENT_SESSION_VERSION, type SessionHeader } from "../format/types.js";
 import { forEachInOrder } from "./concurrency.js";
@@ -32,6 +33,8 @@ export interface ReadArchiveOptions {
 export interface VerifiedSession {
   member: string;
   manifest: ManifestSession;
+  /** The dialect the member is written in. */
+  dialect: SessionDialect;
   header: SessionHeader;
   entryIds: string[];
   /** Hashes of the blobs its entries reference. */
@@ -119,7 +122,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
   const sessions: VerifiedSession[] = [];
   for (const entry of manifest.sessions) {
     const scan = await verifySession(zip, entry, limits);
-    sessions.push({ member: entry.path, manifest: entry, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes });
+    sessions.push({ member: entry.path, manifest: entry, dialect: scan.dialect, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes });
     if (cached.has(entry.path)) cache.set(entry.path, scan.bytes);
     progress(entry.path);
   }

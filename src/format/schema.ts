@@ -1,5 +1,6 @@
 /**
- * zod schemas for the header and every entry type of both dialects. Objects are loose: fields this
+ * zod schemas for the canonical header and every canonical entry type (files of every dialect
+ * are checked after decoding). Objects are loose: fields this
  * kit does not name are kept, so entries round-trip unchanged.
  */
 import { z } from "zod";
@@ -69,7 +70,7 @@ const entrySchemas = {
     ...base,
     type: z.literal("label"),
     targetId: z.string(),
-    label: z.string().optional(),
+    label: z.string().nullable().optional(),
   }),
   session_info: z.looseObject({ ...base, type: z.literal("session_info"), name: z.string().optional() }),
   ttsr_injection: z.looseObject({
@@ -85,6 +86,7 @@ const entrySchemas = {
     tools: z.array(z.string()).optional(),
   }),
   mode_change: z.looseObject({ ...base, type: z.literal("mode_change"), mode: z.string() }),
+  leaf: z.looseObject({ ...base, type: z.literal("leaf"), targetId: z.string() }),
 } as const;
 
 /** Any entry: a known type must match its schema; an unknown type needs only the base fields. */

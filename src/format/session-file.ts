@@ -1,5 +1,6 @@
 /**
- * Reading a session file: the header checked with zod, the rest streamed, migrated in memory.
+ * Reading a session file: the header checked with zod, the rest streamed, decoded from its dialect
+ * (format/dialect.ts), migrated in memory (pi's dialect has versions; seed 003's has none).
  */
 import type { StoragePort } from "../port.js";
 import { SessionError } from "../errors.js";
@@ -8,6 +9,7 @@ import { concatAll } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
 import { checkEntry, sessionHeaderSchema } from "./schema.js";
+import { completeSeed003Entry, decodeRecord, DialectError, detectDialect, encodeRecord, type SessionDialect } from "./dialect.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 export type SessionFileRead =
@@ -17,6 +19,9 @@ export type SessionFileRead =
 
 export interface LoadedSessionFile {
   kind: "session";
+  /** The dialect the file is written in (and is written back in). */
+  dialect: SessionDialect;
+  /** Canonical (decoded) header and entries. */
   header: SessionHeader;
   entries: SessionEntry[];
   /** The 1-based line of each entry (parallel to `entries`). */
@@ -49,43 +54,73 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     const problem = scan.problems[0]?.message ?? "no JSON record";
     throw new SessionError("not-a-session", `${path} is not a session file: ${problem}`, { path });
   }
-  const header = sessionHeaderSchema.safeParse(first);
-  if (!header.success) {
+  const dialect = detectDialect(first);
+  const header = dialect === null ? null : decodeHeader(dialect, first);
+  if (dialect === null || !header?.success) {
     const what = typeof first.type === "string" ? `first record has type ${JSON.stringify(first.type)}` : "first record is not a session header";
-    throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…})`, { path });
+    throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { path });
   }
-  const migratedFrom = migrateRecords(records);
+  const migratedFrom = dialect === "pi" ? migrateRecords(records) : null;
   const problems = scan.problems.slice();
   const entries: SessionEntry[] = [];
   const entryLines: number[] = [];
+  const entriesWithBlobRefs = new Set<SessionEntry>();
+  let previousTimestamp: unknown = header.data.timestamp;
   for (const record of records.slice(1)) {
     const line = lineOf.get(record)!;
-    if (record.type === "session") {
+    if (detectDialect(record) !== null) {
       // Not an entry; pi skips it the same way.
       problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
       continue;
     }
+    let entry: Record<string, unknown> = record;
+    if (dialect !== "pi") {
+      try {
+        entry = decodeRecord(dialect, record);
+      } catch (error) {
+        if (!(error instanceof DialectError)) throw error;
+        problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryIdOf(record) });
+        continue;
+      }
+      previousTimestamp = completeSeed003Entry(entry, previousTimestamp);
+    }
     // An entry its type's schema rejects would break the tree or the context: skipped, reported.
-    const check = checkEntry(record);
+    const check = checkEntry(entry);
     if (check.ok) {
-      entries.push(record as unknown as SessionEntry);
+      entries.push(entry as unknown as SessionEntry);
       entryLines.push(line);
+      if (withRefs.has(record)) entriesWithBlobRefs.add(entry as unknown as SessionEntry);
     } else {
-      const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
-      problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryId });
+      problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryIdOf(record) });
     }
   }
   problems.sort((a, b) => a.line - b.line);
-  return {
-    kind: "session",
-    header: records[0] as SessionHeader,
-    entries,
-    entryLines,
-    migratedFrom,
-    problems,
-    tail: scan.tail,
-    entriesWithBlobRefs: withRefs as ReadonlySet<SessionEntry>,
-  };
+  return { kind: "session", dialect, header: header.data as SessionHeader, entries, entryLines, migratedFrom, problems, tail: scan.tail, entriesWithBlobRefs };
+}
+
+function entryIdOf(record: Record<string, unknown>): { entryId?: string } {
+  return typeof record.id === "string" ? { entryId: record.id } : {};
+}
+
+/** The header record decoded and checked; the parsed (canonical) header keeps every field. */
+export function decodeHeader(dialect: SessionDialect, record: Record<string, unknown>): { success: true; data: SessionHeader } | { success: false } {
+  let decoded: Record<string, unknown>;
+  try {
+    decoded = decodeRecord(dialect, record);
+  } catch (error) {
+    if (error instanceof DialectError) return { success: false };
+    throw error;
+  }
+  return sessionHeaderSchema.safeParse(decoded).success ? { success: true, data: decoded as SessionHeader } : { success: false };
+}
+
+/** The bytes of a session in `dialect`: its canonical header and entries encoded, one line each. */
+export function encodeSessionFile(dialect: SessionDialect, header: SessionHeader, entries: Iterable<SessionEntry>): Uint8Array {
+  function* records(): Generator<unknown> {
+    yield encodeRecord(dialect, header);
+    for (const entry of entries) yield encodeRecord(dialect, entry);
+  }
+  return encodeJsonl(records());
 }
 
 const ENCODE_BATCH_CHARS = 1 << 20;

@@ -1,6 +1,8 @@
 /**
- * Session file types: pi's dialect and oh-my-pi's (omp), one union. Fields not named here are kept
- * as they are (entries round-trip unchanged), hence the open `[key: string]: unknown` on each.
+ * The kit's canonical session records: pi's shapes, with oh-my-pi's (omp) and seed 003's entry
+ * types in one union. Files of another dialect are decoded into these (format/dialect.ts). Fields
+ * not named here are kept as they are (entries round-trip unchanged), hence the open
+ * `[key: string]: unknown` on each.
  */
 
 export const CURRENT_SESSION_VERSION = 3;
@@ -105,7 +107,8 @@ export interface CustomMessageEntry extends EntryBase {
 export interface LabelEntry extends EntryBase {
   type: "label";
   targetId: string;
-  label?: string;
+  /** Absent, "" or null (seed 003 may write null) clears the label. */
+  label?: string | null;
 }
 
 export interface SessionInfoEntry extends EntryBase {
@@ -135,6 +138,15 @@ export interface ModeChangeEntry extends EntryBase {
   data?: unknown;
 }
 
+/**
+ * seed 003: a durable navigation pointer. Loading it moves the leaf to `targetId`; it is not the
+ * leaf itself. Its parent is the leaf it moved away from.
+ */
+export interface LeafEntry extends EntryBase {
+  type: "leaf";
+  targetId: string;
+}
+
 export type KnownSessionEntry =
   | MessageEntry
   | ThinkingLevelChangeEntry
@@ -147,7 +159,8 @@ export type KnownSessionEntry =
   | SessionInfoEntry
   | TtsrInjectionEntry
   | SessionInitEntry
-  | ModeChangeEntry;
+  | ModeChangeEntry
+  | LeafEntry;
 
 export type SessionEntry = KnownSessionEntry;
 
@@ -183,6 +196,8 @@ export interface SessionInfo {
   id: string;
   cwd: string;
   name?: string;
+  /** oh-my-pi's listing title: the header's `title`, else the last compaction's `shortSummary`. */
+  title?: string;
   parentSessionPath?: string;
   created: Date;
   modified: Date;

@@ -1,8 +1,10 @@
 /**
  * buildSessionContext: what a session sends to the model, walking root → leaf. Matches pi
  * exactly; omp's extra state (models by role, TTSR rules, mode) is added only when omp entries
- * are on the path.
+ * are on the path. A seed-003 file's context follows its seed's build_session_context (see
+ * format/DIALECTS.md).
  */
+import type { SessionDialect } from "../format/dialect.js";
 import type {
   AgentMessage,
   CompactionEntry,
@@ -32,17 +34,38 @@ export function indexById(entries: readonly SessionEntry[]): Map<string, Session
 }
 
 /**
- * `leafId === null` → empty context; an unknown or absent leaf → the last entry.
+ * The leaf a file's entries leave: the last entry, except that a seed-003 `leaf` entry points at
+ * its target (one whose target is unknown is passed over). null when there are no entries.
+ */
+export function lastLeafId(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): string | null {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.type !== "leaf") return entry.id;
+    if (byId.has(entry.targetId)) return entry.targetId;
+  }
+  return null;
+}
+
+export interface ContextOptions {
+  /** The dialect of the file the entries come from: seed 003 has its own rules. Default "pi". */
+  dialect?: SessionDialect;
+}
+
+/**
+ * `leafId === null` → empty context; an unknown or absent leaf → the last entry (see `lastLeafId`).
  */
 export function buildSessionContext(
   entries: readonly SessionEntry[],
   leafId?: string | null,
   byId: ReadonlyMap<string, SessionEntry> = indexById(entries),
+  options: ContextOptions = {},
 ): SessionContext {
   if (leafId === null) return { messages: [], thinkingLevel: "off", model: null };
-  const leaf = (leafId ? byId.get(leafId) : undefined) ?? entries[entries.length - 1];
+  const fallback = lastLeafId(entries, byId);
+  const leaf = (leafId ? byId.get(leafId) : undefined) ?? (fallback === null ? undefined : byId.get(fallback));
   if (!leaf) return { messages: [], thinkingLevel: "off", model: null };
   const path = pathToRoot(leaf, byId);
+  if (options.dialect === "seed003") return seed003Context(entries, path);
 
   let thinkingLevel = "off";
   let model: ContextModel | null = null;
@@ -105,6 +128,39 @@ export function buildSessionContext(
   // omp's default role is pi's model: the later of a default model change and an assistant message.
   if (model?.provider !== undefined && model.modelId !== undefined) omp.models.default = `${model.provider}/${model.modelId}`;
   return { messages, thinkingLevel, model, omp };
+}
+
+/**
+ * seed 003's build_session_context: the latest thinking-level and model changes of the whole
+ * session ("scan all entries"); the last compaction on the path, its summary first, then the kept
+ * tail from `firstKeptEntryId` and everything after it; message and branch entries only (its custom
+ * messages are shown in a UI, not sent).
+ */
+function seed003Context(entries: readonly SessionEntry[], path: readonly SessionEntry[]): SessionContext {
+  let thinkingLevel = "off";
+  let model: ContextModel | null = null;
+  for (const entry of entries) {
+    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+    else if (entry.type === "model_change") {
+      model = typeof entry.model === "string" ? splitModel(entry.model) : { provider: entry.provider as string, modelId: entry.modelId as string };
+    }
+  }
+  let compactionIndex = -1;
+  for (let i = path.length - 1; i >= 0 && compactionIndex < 0; i--) if (path[i]!.type === "compaction") compactionIndex = i;
+  const messages: AgentMessage[] = [];
+  const add = (entry: SessionEntry) => {
+    if (entry.type === "message" || entry.type === "branch_summary") appendContextMessage(messages, entry);
+  };
+  if (compactionIndex < 0) {
+    for (const entry of path) add(entry);
+    return { messages, thinkingLevel, model };
+  }
+  const compaction = path[compactionIndex] as CompactionEntry;
+  messages.push(compactionSummaryMessage(compaction));
+  const firstKept = path.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
+  if (firstKept >= 0 && firstKept < compactionIndex) for (let i = firstKept; i < compactionIndex; i++) add(path[i]!);
+  for (let i = compactionIndex + 1; i < path.length; i++) add(path[i]!);
+  return { messages, thinkingLevel, model };
 }
 
 function appendContextMessage(messages: AgentMessage[], entry: SessionEntry): void {

@@ -6,21 +6,24 @@
  */
 import { z } from "zod";
 import { bytesToBase64 } from "../blobs/base64.js";
+import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
 import { scanJsonl } from "../format/jsonl-reader.js";
-import { sessionHeaderSchema } from "../format/schema.js";
+import { decodeHeader } from "../format/session-file.js";
 import type { SessionInfo } from "../format/types.js";
 import { joinPath, type DirEntry, type StoragePort } from "../port.js";
-import { SESSIONS_DIR } from "./paths.js";
+import { sameCwd, SESSIONS_DIR } from "./paths.js";
 import { addRecord, emptySummary, toSessionInfo, type SessionSummary } from "./session-info.js";
 
 export interface ListOptions {
   onProgress?: (loaded: number, total: number) => void;
   /** Keep and use the catalog (default true); false reads every file in full. */
   catalog?: boolean;
+  /** Only sessions whose header cwd is this one (a flat store holds every project's sessions). */
+  cwd?: string;
 }
 
 export const CATALOG_DIR = ".sessionkit/catalog";
-const CATALOG_VERSION = 2;
+const CATALOG_VERSION = 3;
 /** Bytes just before the resume offset kept in the catalog, to tell an append from a rewrite. */
 const FINGERPRINT_BYTES = 64;
 const HEADER_PROBE_BYTES = 64 * 1024;
@@ -83,11 +86,31 @@ async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, 
     file.size >= previous.offset &&
     (await fingerprintAt(storage, path, previous.offset)) === previous.fingerprint;
   const summary: SessionSummary = resume ? structuredClone(previous.summary) : emptySummary();
-  const scan = await scanJsonl(storage, path, (record) => addRecord(summary, record), { offset: resume ? previous.offset : 0 });
+  const dialect = dialectOfLine(header);
+  const scan = await scanJsonl(storage, path, (record) => addRecord(summary, decodeForSummary(dialect, record)), { offset: resume ? previous.offset : 0 });
   // A complete last line without "\n" is already in the summary: resume after it (whoever
   // appends next starts with a newline or glues a line, and both read right from there).
   const offset = scan === null ? 0 : scan.tail.kind === "missing-newline" ? scan.bytes : scan.completeBytes;
   return { size: file.size, mtimeMs: file.mtimeMs, offset, header, fingerprint: await fingerprintAt(storage, path, offset), summary };
+}
+
+/** The dialect a header line declares; pi's when it declares none (the summary then marks it invalid). */
+function dialectOfLine(line: string): SessionDialect {
+  try {
+    return detectDialect(JSON.parse(line)) ?? "pi";
+  } catch {
+    return "pi";
+  }
+}
+
+/** A record of a file in `dialect`, canonical; one that cannot be decoded counts as nothing. */
+function decodeForSummary(dialect: SessionDialect, record: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return decodeRecord(dialect, record);
+  } catch (error) {
+    if (error instanceof DialectError) return {};
+    throw error;
+  }
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -136,7 +159,7 @@ async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListO
       if (!entry) return;
       if (entry !== previous) changed = true;
       next[file.name] = entry;
-      if (entry.summary.valid) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs));
+      if (entry.summary.valid && (options.cwd === undefined || sameCwd(entry.summary.cwd, options.cwd))) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs));
     });
     if (useCatalog && changed) {
       // Best effort: the catalog is a cache, a failure to save it must not fail the listing.
@@ -152,25 +175,39 @@ export async function listSessions(storage: StoragePort, dir: string, options: L
   return listDirs(storage, [await sessionFilesOf(storage, dir)], options);
 }
 
-/** Sessions in every directory under `sessions/`, most recently modified first. */
+/**
+ * Sessions of every project, most recently modified first: those in each directory under
+ * `sessions/` (pi's layout) and those directly in it (a flat seed-003 store).
+ */
 export async function listAllSessions(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
-  const dirs = (await storage.list(SESSIONS_DIR)).filter((e) => e.kind === "dir");
+  const children = await storage.list(SESSIONS_DIR);
+  const dirs = children.filter((e) => e.kind === "dir");
   const listings = await Promise.all(dirs.map((d) => sessionFilesOf(storage, joinPath(SESSIONS_DIR, d.name))));
+  const flat = children.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl"));
+  if (flat.length > 0) listings.unshift({ dir: SESSIONS_DIR, files: flat });
   return listDirs(storage, listings, options);
 }
 
-/** The most recently modified file of `dir` (by mtime) whose first line is a session header. */
-export async function findMostRecentSession(storage: StoragePort, dir: string): Promise<string | null> {
+/**
+ * The most recently modified file of `dir` (by mtime) whose first line is a session header (of
+ * `cwd`, when given: a flat store holds every project's sessions).
+ */
+export async function findMostRecentSession(storage: StoragePort, dir: string, options: { cwd?: string } = {}): Promise<string | null> {
   const { files } = await sessionFilesOf(storage, dir);
   const sorted = files.slice().sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const file of sorted) {
     const path = joinPath(dir, file.name);
     const firstLine = await readFirstLine(storage, path); // a storage failure is not "no session"
+    let header;
     try {
-      if (sessionHeaderSchema.safeParse(JSON.parse(firstLine)).success) return path;
+      const record = JSON.parse(firstLine) as Record<string, unknown>;
+      const dialect = detectDialect(record);
+      header = dialect === null ? null : decodeHeader(dialect, record);
     } catch {
-      // not JSON: not a session
+      continue; // not JSON: not a session
     }
+    if (!header?.success) continue;
+    if (options.cwd === undefined || sameCwd(typeof header.data.cwd === "string" ? header.data.cwd : "", options.cwd)) return path;
   }
   return null;
 }

@@ -14,6 +14,10 @@ export interface SessionSummary {
   parentSessionPath?: string;
   /** Latest session_info name ("" = cleared), undefined when there is none. */
   name?: string;
+  /** oh-my-pi: the header's title. */
+  title?: string;
+  /** oh-my-pi: the last compaction's shortSummary (the listing title when there is no title). */
+  shortSummary?: string;
   messageCount: number;
   firstMessage: string;
   allMessagesText: string;
@@ -35,11 +39,15 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
     summary.cwd = typeof record.cwd === "string" ? record.cwd : "";
     summary.headerTimestamp = record.timestamp;
     if (record.parentSession !== undefined) summary.parentSessionPath = record.parentSession as string;
+    if (typeof record.title === "string" && record.title.trim()) summary.title = record.title.trim();
     return;
   }
   if (!summary.valid) return;
   if (record.type === "session_info") {
     summary.name = typeof record.name === "string" ? record.name.trim() : "";
+  }
+  if (record.type === "compaction") {
+    summary.shortSummary = typeof record.shortSummary === "string" ? record.shortSummary.trim() || undefined : undefined;
   }
   if (record.type !== "message") return;
   summary.messageCount++;
@@ -85,6 +93,7 @@ export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: nu
     id: summary.id,
     cwd: summary.cwd,
     name: summary.name || undefined,
+    title: summary.title ?? summary.shortSummary,
     parentSessionPath: summary.parentSessionPath,
     created: new Date(summary.headerTimestamp as string),
     modified,

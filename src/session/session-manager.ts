@@ -5,8 +5,8 @@
 import { BlobStore } from "../blobs/blob-store.js";
 import { externalizeImages, resolveImages } from "../blobs/images.js";
 import { SessionError } from "../errors.js";
-import { encodeJsonl } from "../format/session-file.js";
-import { readSessionFile } from "../format/session-file.js";
+import { encodeRecord, type SessionDialect } from "../format/dialect.js";
+import { encodeJsonl, encodeSessionFile, readSessionFile } from "../format/session-file.js";
 import { createEntryId, createSessionId } from "../format/ids.js";
 import type { JsonlTail, LineProblem } from "../format/jsonl-reader.js";
 import {
@@ -18,6 +18,7 @@ import {
   type CustomMessageEntry,
   type ImageContent,
   type LabelEntry,
+  type LeafEntry,
   type MessageEntry,
   type ModeChangeEntry,
   type ModelChangeEntry,
@@ -32,17 +33,29 @@ import {
   type ThinkingLevelChangeEntry,
   type TtsrInjectionEntry,
 } from "../format/types.js";
-import { joinPath, parentDir, type StorageLock, type StoragePort } from "../port.js";
+import { baseName, joinPath, parentDir, type StorageLock, type StoragePort } from "../port.js";
+import { readBreadcrumb, writeBreadcrumb, type TerminalBreadcrumb } from "./breadcrumbs.js";
 import { detachedPort } from "./detached-port.js";
 import { buildSessionContext, pathToRoot } from "./context.js";
 import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
-import { sessionDirFor, sessionFileName } from "./paths.js";
+import { relocateSession, replaceFirstLine } from "./relocate.js";
+import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
 import { prepareValueForPersistence } from "./persist-transform.js";
 import { buildTree, type LabelState } from "./tree.js";
 
 export interface SessionManagerOptions {
-  /** Storage directory for new session files; pi's `sessions/--<cwd>--` by default. */
+  /** Storage directory for new session files; the layout's (pi's `sessions/--<cwd>--`) by default. */
   sessionDir?: string;
+  /**
+   * The store's layout: where new sessions go, their dialect, how a session is named (see
+   * StoreLayout). Default "pi"; a session opened from a seed-003 file defaults to "seed003".
+   */
+  layout?: StoreLayout;
+  /**
+   * oh-my-pi's terminal breadcrumbs: `terminal-sessions/<terminal id>` names the session this
+   * terminal used last, and `continueRecent` prefers it. Off unless given.
+   */
+  terminalBreadcrumb?: TerminalBreadcrumb;
   /** Never write: migrations happen in memory, appends throw "read-only". */
   readOnly?: boolean;
   /** pi's rule: write nothing until the session has an assistant message. Default true. */
@@ -59,7 +72,7 @@ export interface SessionManagerOptions {
   onWarning?: (message: string) => void;
 }
 
-type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning">> & {
+type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning" | "layout" | "terminalBreadcrumb">> & {
   onWarning: (message: string) => void;
 };
 
@@ -72,6 +85,7 @@ type Op = () => Promise<void>;
 
 interface AppendBatch {
   path: string;
+  dialect: SessionDialect;
   entries: SessionEntry[];
   /** A flush() is waiting on this batch: sync the file together with the append. */
   syncAfter: boolean;
@@ -86,6 +100,14 @@ export class SessionManager {
   readonly #blobs: BlobStore;
   #cwd: string;
   #sessionDir: string;
+  #layout: StoreLayout;
+  /** The layout was given, not inferred from the file opened. */
+  readonly #layoutGiven: boolean;
+  /** The dialect of the session file: what it is read and written in. */
+  #dialect: SessionDialect = "pi";
+  readonly #breadcrumb: TerminalBreadcrumb | undefined;
+  /** Breadcrumb writes in flight (they never hold up the session; close waits for them). */
+  #breadcrumbWrites = new Set<Promise<void>>();
   #sessionFile: string | undefined;
   #sessionId = "";
   #header!: SessionHeader;
@@ -114,6 +136,9 @@ export class SessionManager {
     this.#storage = storage;
     this.#cwd = cwd;
     this.#sessionDir = sessionDir;
+    this.#layout = options.layout ?? "pi";
+    this.#layoutGiven = options.layout !== undefined;
+    this.#breadcrumb = options.terminalBreadcrumb;
     this.#persist = persist && !options.readOnly;
     this.#options = {
       readOnly: options.readOnly ?? false,
@@ -133,7 +158,7 @@ export class SessionManager {
 
   /** A new session for `cwd`; its file (and folder) appear with the first assistant message. */
   static async create(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const sm = new SessionManager(storage, cwd, options.sessionDir ?? sessionDirFor(cwd), true, options);
+    const sm = new SessionManager(storage, cwd, options.sessionDir ?? storeSessionDir(options.layout ?? "pi", cwd), true, options);
     // No lock yet: nobody else knows a new session's path, and a lock now would leave a folder
     // behind for a session that never writes. The first write takes it.
     sm.newSession();
@@ -159,10 +184,17 @@ export class SessionManager {
     return sm;
   }
 
-  /** The most recently modified valid session of `cwd`, or a new one. */
+  /**
+   * The session this terminal used last (its breadcrumb, when `terminalBreadcrumb` is given and it
+   * names an existing file of the same cwd), else the most recently modified valid session of
+   * `cwd`, else a new one.
+   */
   static async continueRecent(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const dir = options.sessionDir ?? sessionDirFor(cwd);
-    const recent = await findMostRecentSession(storage, dir);
+    const layout = options.layout ?? "pi";
+    const dir = options.sessionDir ?? storeSessionDir(layout, cwd);
+    const crumb = options.terminalBreadcrumb ? await readBreadcrumb(storage, options.terminalBreadcrumb) : null;
+    const fromCrumb = crumb && sameCwd(crumb.cwd, cwd) && (await storage.stat(crumb.path)) !== null ? crumb.path : null;
+    const recent = fromCrumb ?? (await findMostRecentSession(storage, dir, layout === "seed003" ? { cwd } : {}));
     if (recent) return SessionManager.open(storage, recent, { ...options, sessionDir: dir, cwdOverride: cwd });
     return SessionManager.create(storage, cwd, { ...options, sessionDir: dir });
   }
@@ -176,7 +208,8 @@ export class SessionManager {
 
   /**
    * A new session in `targetCwd` holding the full history of `sourcePath` (migrated first), with
-   * `parentSession` = the source path.
+   * `parentSession` = the source path (oh-my-pi's layout: the source's id, as oh-my-pi writes). The
+   * new file is in the dialect of `options.layout`.
    */
   static async forkFrom(
     storage: StoragePort,
@@ -188,22 +221,26 @@ export class SessionManager {
     if (source.kind !== "session") {
       throw new SessionError("not-a-session", `cannot fork: ${sourcePath} is ${source.kind === "missing" ? "missing" : "empty"}`, { path: sourcePath });
     }
-    const dir = options.sessionDir ?? sessionDirFor(targetCwd);
+    const layout = options.layout ?? "pi";
+    const dir = options.sessionDir ?? storeSessionDir(layout, targetCwd);
     const id = createSessionId();
     const timestamp = nowIso();
-    const path = joinPath(dir, sessionFileName(timestamp, id));
-    const header: SessionHeader = { type: "session", version: CURRENT_SESSION_VERSION, id, timestamp, cwd: targetCwd, parentSession: sourcePath };
+    const path = joinPath(dir, storeSessionFileName(layout, timestamp, id));
+    const parentSession = layout === "omp" ? source.header.id : sourcePath;
+    const header = newHeader(layoutDialect(layout), { id, timestamp, cwd: targetCwd, parentSession, title: layout === "omp" ? source.header.title : undefined });
     // Entries keep their refs: the fork shares the source's blobs.
-    await storage.write(path, encodeJsonl([header, ...source.entries]));
+    await storage.write(path, encodeSessionFile(layoutDialect(layout), header, source.entries));
     return SessionManager.open(storage, path, { ...options, sessionDir: dir, cwdOverride: targetCwd });
   }
 
-  /** Sessions of one cwd, most recently modified first. */
-  static list(storage: StoragePort, cwd: string, options: ListOptions & { sessionDir?: string } = {}): Promise<SessionInfo[]> {
-    return listSessions(storage, options.sessionDir ?? sessionDirFor(cwd), options);
+  /** Sessions of one cwd, most recently modified first (a flat seed-003 store: those whose header cwd is `cwd`). */
+  static list(storage: StoragePort, cwd: string, options: ListOptions & { sessionDir?: string; layout?: StoreLayout } = {}): Promise<SessionInfo[]> {
+    const layout = options.layout ?? "pi";
+    const dir = options.sessionDir ?? storeSessionDir(layout, cwd);
+    return listSessions(storage, dir, layout === "seed003" && dir === SESSIONS_DIR ? { ...options, cwd } : options);
   }
 
-  /** Sessions of every cwd, most recently modified first. */
+  /** Sessions of every cwd (every layout's folders), most recently modified first. */
   static listAll(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
     return listAllSessions(storage, options);
   }
@@ -213,13 +250,15 @@ export class SessionManager {
     this.#assertOpen();
     this.#sessionId = options.id ?? createSessionId();
     const timestamp = nowIso();
-    this.#header = { type: "session", version: CURRENT_SESSION_VERSION, id: this.#sessionId, timestamp, cwd: this.#cwd, parentSession: options.parentSession };
+    this.#dialect = layoutDialect(this.#layout);
+    this.#header = newHeader(this.#dialect, { id: this.#sessionId, timestamp, cwd: this.#cwd, parentSession: options.parentSession });
     this.#setEntries([]);
     this.#fileStarted = false;
     this.#problems = [];
     this.#migratedFrom = null;
     this.#tailToRepair = null;
-    this.#sessionFile = this.#persist || this.#options.readOnly ? joinPath(this.#sessionDir, sessionFileName(timestamp, this.#sessionId)) : undefined;
+    this.#sessionFile = this.#persist || this.#options.readOnly ? joinPath(this.#sessionDir, storeSessionFileName(this.#layout, timestamp, this.#sessionId)) : undefined;
+    if (this.#sessionFile) this.#rememberBreadcrumb();
     return this.#sessionFile;
   }
 
@@ -245,6 +284,7 @@ export class SessionManager {
       // lose, so it gets its header now, as pi does.
       this.newSession();
       this.#sessionFile = path;
+      this.#rememberBreadcrumb();
       if (file.kind === "empty" && this.#persist) {
         this.#fileStarted = true;
         this.#enqueueFullWrite(path);
@@ -252,6 +292,8 @@ export class SessionManager {
       return this.#settle();
     }
     this.#sessionFile = path;
+    this.#dialect = file.dialect;
+    if (!this.#layoutGiven) this.#layout = file.dialect === "seed003" ? "seed003" : "pi";
     this.#header = file.header;
     this.#sessionId = file.header.id;
     if (cwdOverride === undefined && typeof file.header.cwd === "string") this.#cwd = file.header.cwd;
@@ -262,6 +304,7 @@ export class SessionManager {
     this.#setEntries(entries);
     this.#fileStarted = true;
     this.#tailToRepair = file.tail.kind === "clean" ? null : { path, tail: file.tail };
+    this.#rememberBreadcrumb();
     if (file.migratedFrom !== null && this.#persist) {
       this.#tailToRepair = null; // the rewrite replaces the whole file
       const keepBackup = file.problems.some((p) => p.kind !== "glued");
@@ -302,7 +345,12 @@ export class SessionManager {
 
   #index(entry: SessionEntry): void {
     this.#byId.set(entry.id, entry);
-    this.#leafId = entry.id;
+    if (entry.type === "leaf") {
+      // seed 003's durable navigation: the leaf moves to the target, not to this entry.
+      if (this.#byId.has(entry.targetId)) this.#leafId = entry.targetId;
+    } else {
+      this.#leafId = entry.id;
+    }
     if (entry.type === "label") {
       if (entry.label) this.#labels.set(entry.targetId, { label: entry.label, timestamp: entry.timestamp });
       else this.#labels.delete(entry.targetId);
@@ -332,6 +380,13 @@ export class SessionManager {
   }
   getStorage(): StoragePort {
     return this.#storage;
+  }
+  /** The dialect the session file is read and written in. */
+  getDialect(): SessionDialect {
+    return this.#dialect;
+  }
+  getLayout(): StoreLayout {
+    return this.#layout;
   }
   /** Lines the loader skipped or recovered, with line numbers. */
   getLoadProblems(): readonly LineProblem[] {
@@ -412,13 +467,16 @@ export class SessionManager {
     return this.#append<SessionInitEntry>({ type: "session_init", ...init }).id;
   }
 
-  /** The latest session_info name; an empty latest name means unnamed. */
+  /**
+   * The latest session_info name (an empty latest name means unnamed); without one, the header's
+   * `title` (oh-my-pi's name).
+   */
   getSessionName(): string | undefined {
     for (let i = this.#entries.length - 1; i >= 0; i--) {
       const entry = this.#entries[i]!;
       if (entry.type === "session_info") return entry.name?.trim() || undefined;
     }
-    return undefined;
+    return typeof this.#header?.title === "string" ? this.#header.title.trim() || undefined : undefined;
   }
 
   // ===========================================================================
@@ -455,13 +513,22 @@ export class SessionManager {
   getTree(): SessionTreeNode[] {
     return buildTree(this.#entries, this.#labels);
   }
-  buildSessionContext(): SessionContext {
-    return buildSessionContext(this.#entries, this.#leafId, this.#byId);
+  /** The context at the leaf, or at `leafId`, by the rules of the file's dialect. */
+  buildSessionContext(leafId?: string | null): SessionContext {
+    return buildSessionContext(this.#entries, leafId === undefined ? this.#leafId : leafId, this.#byId, { dialect: this.#dialect });
   }
 
-  /** Moves the leaf; the next append starts a branch there. */
+  /**
+   * Moves the leaf; the next append starts a branch there. In a seed-003 file the move is durable,
+   * as its seed does it: a `leaf` entry (child of the old leaf, pointing at `branchFromId`) is
+   * appended.
+   */
   branch(branchFromId: string): void {
     this.#requireEntry(branchFromId);
+    if (this.#dialect === "seed003" && !this.#options.readOnly) {
+      this.#append<LeafEntry>({ type: "leaf", targetId: branchFromId });
+      return;
+    }
     this.#leafId = branchFromId;
   }
 
@@ -563,7 +630,7 @@ export class SessionManager {
       open.entries.push(entry);
       return;
     }
-    const batch: AppendBatch = { path, entries: [entry], syncAfter: false };
+    const batch: AppendBatch = { path, dialect: this.#dialect, entries: [entry], syncAfter: false };
     this.#enqueue(async () => {
       if (this.#openBatch === batch) this.#openBatch = null;
       await this.#writeBatch(batch);
@@ -574,9 +641,10 @@ export class SessionManager {
   /** Writes the header and every entry, replacing whatever is at `path`. */
   #enqueueFullWrite(path: string): void {
     const records: unknown[] = [this.#header, ...this.#entries];
+    const dialect = this.#dialect;
     this.#enqueue(async () => {
       await this.#takeLock(path);
-      await this.#storage.write(path, await this.#encode(records));
+      await this.#storage.write(path, await this.#encode(records, dialect));
       this.#unsynced.add(path);
     });
   }
@@ -588,7 +656,7 @@ export class SessionManager {
       prefix = await this.#repairTail(batch.path, this.#tailToRepair.tail);
       this.#tailToRepair = null;
     }
-    const bytes = await this.#encode(batch.entries, prefix);
+    const bytes = await this.#encode(batch.entries, batch.dialect, prefix);
     const appended = this.#storage.append(batch.path, bytes);
     if (batch.syncAfter && this.#storage.sync) {
       // Issued together (ports order operations on one path as called): a port can commit both
@@ -623,9 +691,10 @@ export class SessionManager {
     return "";
   }
 
-  async #encode(records: readonly unknown[], prefix = "", options = { truncate: this.#options.truncateLargeContent }): Promise<Uint8Array> {
+  /** JSONL of canonical records in `dialect`, prepared for disk (truncation, blobs). */
+  async #encode(records: readonly unknown[], dialect: SessionDialect, prefix = "", options = { truncate: this.#options.truncateLargeContent }): Promise<Uint8Array> {
     const prepared: unknown[] = [];
-    for (const record of records) prepared.push(await this.#prepare(record, options.truncate));
+    for (const record of records) prepared.push(encodeRecord(dialect, (await this.#prepare(record, options.truncate)) as Record<string, unknown>));
     const bytes = encodeJsonl(prepared);
     if (!prefix) return bytes;
     const head = new TextEncoder().encode(prefix);
@@ -653,7 +722,7 @@ export class SessionManager {
     await this.#storage.write(backup, original);
     await this.#storage.sync?.(backup);
     // Truncation would drop text the old file holds: a migration only externalizes images.
-    await this.#storage.write(path, await this.#encode([this.#header, ...entries], "", { truncate: false }));
+    await this.#storage.write(path, await this.#encode([this.#header, ...entries], this.#dialect, "", { truncate: false }));
     await this.#storage.sync?.(path);
     if (keepBackup) {
       this.#options.onWarning(`${path}: migrated from v${fromVersion}; skipped lines are kept in ${backup}`);
@@ -716,7 +785,300 @@ export class SessionManager {
       if (this.#persist) await this.flush();
     } finally {
       this.#closed = true;
+      await Promise.all(this.#breadcrumbWrites);
       await this.#releaseLock();
     }
   }
+
+  // ===========================================================================
+  // oh-my-pi's operations: name in the header, fork, move, rewrites
+  // ===========================================================================
+
+  /**
+   * Names the session. In oh-my-pi's layout the name is the header's `title`: set in memory, and
+   * once the file exists, its header line is rewritten atomically (the rest of the file is kept
+   * byte for byte). Elsewhere it appends a `session_info` entry, as pi does.
+   */
+  async setSessionName(name: string): Promise<void> {
+    if (this.#layout !== "omp") {
+      this.appendSessionInfo(name);
+      return;
+    }
+    this.#assertWritable();
+    const previous = this.#header;
+    const title = name.trim();
+    const { title: _old, ...rest } = previous;
+    this.#header = title ? { ...rest, title } : rest;
+    if (!this.#persist || !this.#sessionFile || !this.#fileStarted) return;
+    try {
+      await this.#exclusive(() => this.#rewriteHeaderLine(this.#sessionFile!));
+    } catch (error) {
+      this.#header = previous;
+      throw this.#rewriteError("rename", error);
+    }
+  }
+
+  /**
+   * oh-my-pi's fork: a new session (new id and file, in the same folder and dialect) holding the
+   * whole history, with `parentSession` = the old session's id and the title kept; this manager
+   * continues in it. Returns both files, or undefined when the session is not persisted.
+   */
+  async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
+    this.#assertWritable();
+    if (!this.#persist || !this.#sessionFile) return undefined;
+    const oldSessionFile = this.#sessionFile;
+    const id = createSessionId();
+    const timestamp = nowIso();
+    const path = joinPath(this.#sessionDir, storeSessionFileName(this.#layout, timestamp, id));
+    const header = newHeader(this.#dialect, { id, timestamp, cwd: this.#cwd, parentSession: this.#sessionId, title: this.#header.title });
+    try {
+      await this.#exclusive(async () => {
+        const lock = await this.#lockForNewPath(path);
+        try {
+          await this.#storage.write(path, await this.#encode([header, ...this.#entries], this.#dialect));
+          await this.#storage.sync?.(path);
+        } catch (error) {
+          await this.#storage.remove(path).catch(() => {});
+          await lock?.release().catch(() => {});
+          throw error;
+        }
+        await this.#adoptLock(path, lock);
+      });
+    } catch (error) {
+      throw this.#rewriteError("fork", error);
+    }
+    this.#sessionId = id;
+    this.#header = header;
+    this.#sessionFile = path;
+    this.#fileStarted = true;
+    this.#problems = [];
+    this.#migratedFrom = null;
+    this.#tailToRepair = null;
+    this.#unsynced.delete(oldSessionFile);
+    this.#rememberBreadcrumb();
+    return { oldSessionFile, newSessionFile: path };
+  }
+
+  /**
+   * oh-my-pi's move: the session now belongs to `newCwd`. Its file and its side folder (the file's
+   * path without `.jsonl`, where tools keep artifacts) move to the new cwd's folder, the header's
+   * `cwd` is rewritten, the breadcrumb follows. A failure at any step undoes the steps before it:
+   * storage holds the old files or the new ones, never a mix. In a flat (seed-003) store or a
+   * folder of the caller's choosing the file stays where it is; only its header changes.
+   */
+  async moveTo(newCwd: string): Promise<void> {
+    this.#assertWritable();
+    if (sameCwd(newCwd, this.#cwd)) return;
+    const managedDir = this.#sessionDir === storeSessionDir(this.#layout, this.#cwd);
+    const nextDir = managedDir ? storeSessionDir(this.#layout, newCwd) : this.#sessionDir;
+    const previous = { header: this.#header, cwd: this.#cwd, dir: this.#sessionDir };
+    this.#cwd = newCwd;
+    this.#header = { ...this.#header, cwd: newCwd };
+    this.#sessionDir = nextDir;
+    if (!this.#persist || !this.#sessionFile) return;
+    const oldFile = this.#sessionFile;
+    const newFile = joinPath(nextDir, baseName(oldFile));
+    try {
+      await this.#exclusive(async () => {
+        if (newFile === oldFile) {
+          if (this.#fileStarted) await this.#rewriteHeaderLine(oldFile);
+          return;
+        }
+        // A session not written yet has no file to lock, only maybe a side folder to move.
+        const lock = this.#fileStarted ? await this.#lockForNewPath(newFile) : null;
+        try {
+          const headerLine = this.#fileStarted ? await this.#encode([this.#header], this.#dialect) : null;
+          // The old file's lines are moved as bytes (lines that did not load too); a file someone
+          // removed is written again from memory.
+          const rewrite = async (original: Uint8Array | null) =>
+            original ? replaceFirstLine(original, headerLine!) : { bytes: await this.#encode([this.#header, ...this.#entries], this.#dialect), delta: null };
+          const moved = await relocateSession(this.#storage, oldFile, newFile, headerLine ? rewrite : null);
+          if (this.#tailToRepair?.path === oldFile) {
+            this.#tailToRepair = moved?.delta == null ? null : { path: newFile, tail: shiftTail(this.#tailToRepair.tail, moved.delta) };
+          }
+        } catch (error) {
+          await lock?.release().catch(() => {});
+          throw error;
+        }
+        if (this.#fileStarted) await this.#adoptLock(newFile, lock);
+        if (this.#unsynced.delete(oldFile)) this.#unsynced.add(newFile);
+        this.#sessionFile = newFile;
+      });
+    } catch (error) {
+      this.#cwd = previous.cwd;
+      this.#header = previous.header;
+      this.#sessionDir = previous.dir;
+      throw this.#rewriteError("move", error);
+    }
+    this.#rememberBreadcrumb();
+  }
+
+  /**
+   * Rewrites the whole file from memory, atomically (oh-my-pi's rewriteEntries): for callers that
+   * changed entries in place (pruned tool output). The entries are indexed again; the leaf stays.
+   * When the file had lines that did not load, the rewrite cannot carry them: the old file is kept
+   * as `<file>.rewrite-<time>.bak`.
+   */
+  async rewriteEntries(): Promise<void> {
+    this.#assertWritable();
+    const leafId = this.#leafId;
+    this.#setEntries(this.#entries);
+    if (leafId === null || this.#byId.has(leafId)) this.#leafId = leafId;
+    if (!this.#persist || !this.#sessionFile || !this.#fileStarted) return;
+    try {
+      await this.#exclusive(() => this.#rewriteFromMemory(this.#sessionFile!));
+    } catch (error) {
+      throw this.#rewriteError("rewrite", error);
+    }
+  }
+
+  /**
+   * Replaces the `arguments` of the newest assistant `toolCall` with id `toolCallId` and rewrites
+   * the file. Returns false, changing nothing, when there is no such call.
+   */
+  async rewriteAssistantToolCallArgs(toolCallId: string, args: Record<string, unknown>): Promise<boolean> {
+    this.#assertWritable();
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const entry = this.#entries[i]!;
+      if (entry.type !== "message" || entry.message.role !== "assistant" || !Array.isArray(entry.message.content)) continue;
+      const blocks = entry.message.content as Array<Record<string, unknown>>;
+      const at = blocks.findIndex((block) => block?.type === "toolCall" && block.id === toolCallId);
+      if (at < 0) continue;
+      const content = blocks.slice();
+      content[at] = { ...blocks[at], arguments: args };
+      const updated: MessageEntry = { ...entry, message: { ...entry.message, content } };
+      this.#replaceEntry(i, updated);
+      if (!this.#persist || !this.#sessionFile || !this.#fileStarted) return true;
+      try {
+        await this.#exclusive(() => this.#rewriteFromMemory(this.#sessionFile!));
+      } catch (error) {
+        this.#replaceEntry(i, entry);
+        throw this.#rewriteError("rewrite", error);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  #replaceEntry(index: number, entry: SessionEntry): void {
+    this.#entries[index] = entry;
+    this.#byId.set(entry.id, entry);
+  }
+
+  /**
+   * Runs `op` on the write queue (after every write queued before it, before any queued after it)
+   * and returns its result. Unlike appends, its failure is the caller's, not latched: the rewrites
+   * that use it leave the file as it was when they fail.
+   */
+  #exclusive<T>(op: () => Promise<T>): Promise<T> {
+    this.#openBatch = null;
+    const run = this.#queue.then(() => {
+      if (this.#persistError) throw this.#persistError;
+      return op();
+    });
+    this.#queue = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  #rewriteError(what: string, error: unknown): SessionError {
+    if (error instanceof SessionError && (error.code === "persist-failed" || error.code === "rewrite-failed")) return error;
+    const cause = error as Error;
+    return new SessionError("rewrite-failed", `${what} of session ${this.#sessionFile ?? this.#sessionId} failed, nothing changed: ${cause?.message ?? String(error)}`, {
+      path: this.#sessionFile,
+      cause,
+    });
+  }
+
+  /**
+   * Replaces the header line of the file at `path` by an atomic rewrite. The other lines are copied
+   * as bytes, lines that did not load included.
+   */
+  async #rewriteHeaderLine(path: string): Promise<void> {
+    await this.#takeLock(path);
+    const bytes = await this.#storage.read(path);
+    if (!bytes) throw new SessionError("rewrite-failed", `${path} vanished`, { path });
+    const { bytes: out, delta } = replaceFirstLine(bytes, await this.#encode([this.#header], this.#dialect));
+    await this.#replaceFile(path, out, bytes);
+    if (this.#tailToRepair?.path === path) this.#tailToRepair = { path, tail: shiftTail(this.#tailToRepair.tail, delta) };
+    this.#unsynced.delete(path);
+  }
+
+  /** The whole file from memory, atomically; the old bytes kept aside when lines did not load. */
+  async #rewriteFromMemory(path: string): Promise<void> {
+    await this.#takeLock(path);
+    const original = await this.#storage.read(path);
+    if (!original) throw new SessionError("rewrite-failed", `${path} vanished`, { path });
+    const lost = this.#problems.some((p) => p.kind !== "glued");
+    if (lost) {
+      const backup = `${path}.rewrite-${Date.now()}.bak`;
+      await this.#storage.write(backup, original);
+      await this.#storage.sync?.(backup);
+      this.#options.onWarning(`${path}: rewritten from memory; lines that did not load are kept in ${backup}`);
+    }
+    await this.#replaceFile(path, await this.#encode([this.#header, ...this.#entries], this.#dialect), original);
+    this.#problems = [];
+    this.#tailToRepair = null;
+  }
+
+  /**
+   * Writes `bytes` over `path` (atomic) and syncs it. When the sync fails after the write, the
+   * `original` bytes are written back: the caller reports a failure, so the file must be the old one.
+   */
+  async #replaceFile(path: string, bytes: Uint8Array, original: Uint8Array): Promise<void> {
+    let written = false;
+    try {
+      await this.#storage.write(path, bytes);
+      written = true;
+      await this.#storage.sync?.(path);
+    } catch (error) {
+      if (written) {
+        await this.#storage.write(path, original).catch((undo: unknown) => {
+          throw new SessionError("rewrite-failed", `${path}: syncing the rewrite failed (${(error as Error)?.message}) and so did restoring it (${(undo as Error)?.message})`, { path, cause: error });
+        });
+      }
+      throw error;
+    }
+    this.#unsynced.delete(path);
+  }
+
+  /** A lock for a path this session is about to take over (held with the current one). */
+  async #lockForNewPath(path: string): Promise<StorageLock | null> {
+    if (!this.#options.lock || !this.#storage.acquireLock) return null;
+    return this.#storage.acquireLock(path);
+  }
+
+  /** Makes `lock` (on `path`) this session's writer lock, releasing the one it held. */
+  async #adoptLock(path: string, lock: StorageLock | null): Promise<void> {
+    const previous = this.#lock;
+    this.#lock = lock ? { path, lock: Promise.resolve(lock) } : null;
+    await (await previous?.lock.catch(() => null))?.release().catch(() => {});
+  }
+
+  /** Writes this terminal's breadcrumb (never waited on; a failure is a warning). */
+  #rememberBreadcrumb(): void {
+    if (!this.#breadcrumb || !this.#persist || !this.#sessionFile) return;
+    const write = writeBreadcrumb(this.#storage, this.#breadcrumb, this.#cwd, this.#sessionFile).catch((error: unknown) => {
+      this.#options.onWarning(`terminal breadcrumb not written: ${(error as Error)?.message ?? String(error)}`);
+    });
+    this.#breadcrumbWrites.add(write);
+    void write.finally(() => this.#breadcrumbWrites.delete(write));
+  }
+}
+
+/** A torn or unterminated tail after the bytes before it grew by `delta`. */
+function shiftTail(tail: JsonlTail, delta: number): JsonlTail {
+  return tail.kind === "torn" ? { ...tail, offset: tail.offset + delta } : tail;
+}
+
+/** A new session's header in `dialect` (pi's carries the version; seed 003's has none). */
+function newHeader(dialect: SessionDialect, fields: { id: string; timestamp: string; cwd: string; parentSession?: string; title?: string }): SessionHeader {
+  const { id, timestamp, cwd, parentSession, title } = fields;
+  const header: SessionHeader =
+    dialect === "pi" ? { type: "session", version: CURRENT_SESSION_VERSION, id, timestamp, cwd } : { type: "session", id, timestamp, cwd };
+  if (title !== undefined) header.title = title;
+  if (parentSession !== undefined) header.parentSession = parentSession;
+  return header;
 }

@@ -1,5 +1,6 @@
 /**
- * The shared SessionManager suite in Chromium: IndexedDB, OPFS through its worker, and memory.
+ * The shared SessionManager suite in Chromium: IndexedDB (in pi's dialect and seed 003's), OPFS
+ * through its worker, and memory.
  * Each test gets a database / OPFS directory of its own (browser storage is shared between files).
  */
 import { afterAll } from "vitest";
@@ -16,32 +17,31 @@ function deleteDatabase(name: string): Promise<void> {
   });
 }
 
-describeSessionManagerSuite(
-  "indexeddb",
-  async () => {
-    const dbName = `sessionkit-session-suite-${crypto.randomUUID()}`;
-    const ports: IndexedDbStorage[] = [];
-    const openPort = () => {
-      const port = indexedDbStorage({ dbName });
-      ports.push(port);
-      return port;
-    };
-    const storage = openPort();
-    return {
-      storage,
-      reopen: async () => {
-        await storage.close();
-        return openPort();
-      },
-      openSecond: async () => openPort(),
-      cleanup: async () => {
-        await Promise.all(ports.map((port) => port.close()));
-        await deleteDatabase(dbName);
-      },
-    };
-  },
-  { persistent: true },
-);
+const indexedDbUnderTest = async () => {
+  const dbName = `sessionkit-session-suite-${crypto.randomUUID()}`;
+  const ports: IndexedDbStorage[] = [];
+  const openPort = () => {
+    const port = indexedDbStorage({ dbName });
+    ports.push(port);
+    return port;
+  };
+  const storage = openPort();
+  return {
+    storage,
+    reopen: async () => {
+      await storage.close();
+      return openPort();
+    },
+    openSecond: async () => openPort(),
+    cleanup: async () => {
+      await Promise.all(ports.map((port) => port.close()));
+      await deleteDatabase(dbName);
+    },
+  };
+};
+
+describeSessionManagerSuite("indexeddb", indexedDbUnderTest, { persistent: true });
+describeSessionManagerSuite("indexeddb, seed 003's dialect in a flat store", indexedDbUnderTest, { persistent: true, layout: "seed003" });
 
 /** Every OPFS directory of this file lives below this one. */
 const opfsTestRoot = `sessionkit-session-suite-${crypto.randomUUID()}`;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSamples, LEGACY_SOURCE, type SampleSession, type SampleStore } from "../../scripts/build-samples.js";
 import { stringifyJson, writeJson } from "../../cli/json.js";
-import { base64ToBytes, buildSessionContext, SessionManager, sha256Hex, type SessionTreeNode } from "../../src/index.js";
+import { base64ToBytes, buildSessionContext, SessionManager, sha256Hex, type SessionInfo, type SessionTreeNode } from "../../src/index.js";
 import { bundleCli, REPO, runCli, type CliOptions, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 
@@ -30,17 +30,22 @@ interface ListedSession {
   modified: string;
 }
 
+/** The API's listing of the sample store as the CLI prints it: absolute paths, the agent and the store. */
+function asListed(api: SessionInfo[], storeRoot = root, agent = "pi"): unknown {
+  return toJson(api.map((info) => ({ ...info, path: join(storeRoot, info.path), agent, store: storeRoot })));
+}
+
 /**
  * A listing as printed equals the API's listing: most recently modified first, the same infos.
  * Sessions modified in the same millisecond (a fork and its source) may come in either order:
  * the library lists files concurrently.
  */
-function expectSameListing(printed: string, api: unknown): void {
+function expectSameListing(printed: string, api: SessionInfo[]): void {
   const listed = JSON.parse(printed) as ListedSession[];
   const modified = listed.map((info) => Date.parse(info.modified));
   expect(modified).toEqual([...modified].sort((a, b) => b - a));
   const byPath = (infos: ListedSession[]) => [...infos].sort((a, b) => a.path.localeCompare(b.path));
-  expect(byPath(listed)).toEqual(byPath(toJson(api) as ListedSession[]));
+  expect(byPath(listed)).toEqual(byPath(asListed(api) as ListedSession[]));
 }
 
 const sha256 = async (file: string) => createHash("sha256").update(await readFile(file)).digest("hex");
@@ -123,25 +128,26 @@ describe("ls", () => {
     expectSameListing(webapp.stdout, await SessionManager.list(storage, "/home/demo/webapp"));
     expect(JSON.parse(webapp.stdout)).toHaveLength(3);
     expect(here.code).toBe(0);
-    expect(JSON.parse(here.stdout)).toEqual(toJson(await SessionManager.list(storage, project)));
+    expect(JSON.parse(here.stdout)).toEqual(asListed(await SessionManager.list(storage, project)));
     expect((JSON.parse(here.stdout) as Array<{ id: string }>).map((i) => i.id)).toEqual([sm.getSessionId()]);
     await rm(join(root, sm.getSessionFile()!));
   });
 
-  it("prints a table: modified, messages, a distinct id prefix, name or first message, absolute path", async () => {
+  it("prints a table: modified, messages, agent, a distinct id prefix, name or first message, absolute path", async () => {
     const result = await sk("ls", "--all");
     // A small listing on a non-terminal stderr: no progress.
     expect(result).toMatchObject({ code: 0, stderr: "" });
     const lines = result.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^MODIFIED\s+MESSAGES \(ALL BRANCHES\)\s+ID\s+NAME \/ FIRST MESSAGE\s+PATH$/);
+    expect(lines[0]).toMatch(/^MODIFIED\s+MESSAGES \(ALL BRANCHES\)\s+AGENT\s+ID\s+NAME \/ FIRST MESSAGE\s+PATH$/);
     expect(lines.at(-1)).toBe("8 sessions");
     const rows = lines.slice(1, -1);
-    const prefixes = rows.map((row) => row.split(/\s+/)[3]!);
+    expect(rows.every((row) => row.split(/\s+/)[3] === "pi")).toBe(true);
+    const prefixes = rows.map((row) => row.split(/\s+/)[4]!);
     expect(new Set(prefixes).size).toBe(8);
     for (const session of store.sessions) {
       const row = rows.find((r) => r.endsWith(join(root, session.path)))!;
       expect(row).toBeDefined();
-      expect(session.id.startsWith(row.split(/\s+/)[3]!)).toBe(true);
+      expect(session.id.startsWith(row.split(/\s+/)[4]!)).toBe(true);
     }
     expect(rows.find((r) => r.includes(fileOf("branching")))).toContain("Fix the login redirect");
     expect(rows.find((r) => r.includes(fileOf("custom")))).toContain("Summarize yesterday's notes in three bullets.");
@@ -158,8 +164,10 @@ describe("ls", () => {
     expect(large.stderr).toBe([15, 30, 45, 60].map((n) => `sessionkit: ls: ${n}/60 session files read\n`).join(""));
   });
 
-  it("takes its default root from $PI_CODING_AGENT_DIR, as pi does", async () => {
-    const result = await cli(["ls", "--all", "--json"], { env: { PI_CODING_AGENT_DIR: root } });
+  it("takes pi's store from $PI_CODING_AGENT_DIR, as pi does", async () => {
+    const home = join(tmp, "empty-home");
+    await mkdir(home, { recursive: true });
+    const result = await cli(["ls", "--all", "--json"], { env: { PI_CODING_AGENT_DIR: root, HOME: home } });
     expect(result.code).toBe(0);
     expectSameListing(result.stdout, await SessionManager.listAll(storage));
   });
@@ -207,7 +215,7 @@ describe("show", () => {
     expect(result.code).toBe(0);
     const sm = await openSample("branching");
     expect(JSON.parse(result.stdout)).toEqual(
-      toJson({ file: fileOf("branching"), header: sm.getHeader(), name: sm.getSessionName(), leafId: sm.getLeafId(), context: sm.buildSessionContext() }),
+      toJson({ file: fileOf("branching"), agent: "pi", store: root, dialect: "pi", header: sm.getHeader(), name: sm.getSessionName(), leafId: sm.getLeafId(), context: sm.buildSessionContext() }),
     );
   });
 
@@ -461,7 +469,7 @@ describe("migrate", () => {
     const digest = await sha256(file);
     const again = await sk("migrate", file, "--json");
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ file, fromVersion: 3, toVersion: 3, migrated: false });
+    expect(JSON.parse(again.stdout)).toEqual({ file, dialect: "pi", fromVersion: 3, toVersion: 3, migrated: false });
     expect(await sha256(file)).toBe(digest);
   });
 
@@ -517,7 +525,7 @@ describe("session arguments", () => {
     }
     const migrated = await sk("migrate", prefix, "--json");
     expect(migrated).toMatchObject({ code: 0, stderr: "" });
-    expect(JSON.parse(migrated.stdout)).toEqual({ file: fileOf("branching"), fromVersion: 3, toVersion: 3, migrated: false });
+    expect(JSON.parse(migrated.stdout)).toEqual({ file: fileOf("branching"), dialect: "pi", fromVersion: 3, toVersion: 3, migrated: false });
   });
 
   it("an id prefix that matches nothing names the root it looked in, for every session command", async () => {
@@ -537,7 +545,7 @@ describe("errors", () => {
     for (const command of ["show", "verify", "migrate"]) {
       const result = await sk(command, file);
       expect(result.code).toBe(2);
-      expect(result.stderr).toBe(`sessionkit: ${command}: ${file} is not a session file: first record has type "message" (expected {"type":"session","id":…})\n`);
+      expect(result.stderr).toBe(`sessionkit: ${command}: ${file} is not a session file: first record has type "message" (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})\n`);
       expect(result.stdout).toBe("");
     }
     expect(await readFile(file, "utf8")).toBe(text);

@@ -40,7 +40,8 @@ describe("sessionkit --store postgres://…", () => {
     const listed = await sk("ls", "--all", "--json");
     expect(listed.code).toBe(0);
     const infos = JSON.parse(listed.stdout) as SessionInfo[];
-    const expected = JSON.parse(JSON.stringify(await SessionManager.listAll(storage)));
+    // ls adds each session's agent and store (here the database, named by its URL).
+    const expected = JSON.parse(JSON.stringify((await SessionManager.listAll(storage)).map((info) => ({ ...info, agent: "pi", store: storeUrl() }))));
     expect(infos).toEqual(expected);
     expect(infos.map((info) => info.path).sort()).toEqual(summary.sessions.map((s) => s.path).sort());
 
@@ -70,9 +71,11 @@ describe("sessionkit --store postgres://…", () => {
     expect(JSON.parse(again.stdout).sessions.map((s: { action: string }) => s.action)).toEqual(["skipped"]);
   });
 
-  it("refuses --root with --store and a URL that is not postgres://, as usage errors", async () => {
+  it("refuses --root or --agent with --store and a URL that is not postgres://, as usage errors", async () => {
     const both = await runCli(bundle, ["--root", tmp, "--store", storeUrl(), "ls"]);
-    expect(both).toMatchObject({ code: 2, stderr: "sessionkit: --root and --store name two stores: give one (see sessionkit --help)\n" });
+    expect(both).toMatchObject({ code: 2, stderr: "sessionkit: --store names a database store: it takes no --root (see sessionkit --help)\n" });
+    const agent = await runCli(bundle, ["--agent", "omp", "--store", storeUrl(), "ls"]);
+    expect(agent).toMatchObject({ code: 2, stderr: "sessionkit: --store names a database store: it takes no --agent (see sessionkit --help)\n" });
     const other = await runCli(bundle, ["--store", "mysql://x/y", "ls"]);
     expect(other).toMatchObject({ code: 2, stderr: 'sessionkit: --store takes a postgres:// URL (got "mysql://x/y") (see sessionkit --help)\n' });
   });

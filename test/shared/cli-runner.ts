@@ -43,13 +43,18 @@ export async function bundleCli(dir: string): Promise<string> {
   return bundle;
 }
 
-/** Runs the bundled CLI with `args`; $PI_CODING_AGENT_DIR is cleared unless `env` sets it. */
+/**
+ * Runs the bundled CLI with `args`; $PI_CODING_AGENT_DIR is cleared and $XDG_CACHE_HOME is a
+ * folder beside the bundle (the CLI's listing cache stays in the test's temp dir), unless `env`
+ * sets them.
+ */
 export function runCli(bundle: string, args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  const env = { ...process.env, PI_CODING_AGENT_DIR: "", XDG_CACHE_HOME: join(dirname(bundle), "cache"), ...options.env };
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [bundle, ...args],
-      { cwd: options.cwd ?? REPO, env: { ...process.env, PI_CODING_AGENT_DIR: "", ...options.env }, maxBuffer: 256 * 1024 * 1024 },
+      { cwd: options.cwd ?? REPO, env, maxBuffer: 256 * 1024 * 1024 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });

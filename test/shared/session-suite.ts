@@ -12,17 +12,20 @@ import {
   SessionManager,
   base64ToBytes,
   bytesToBase64,
+  decodeRecord,
+  detectDialect,
   encodeJsonl,
   isSessionError,
   isStorageError,
   joinPath,
   parentDir,
-  sessionDirFor,
   sha256Hex,
+  storeSessionDir,
   type AgentMessage,
   type SessionErrorCode,
   type SessionInfo,
   type StoragePort,
+  type StoreLayout,
 } from "../../src/index.js";
 import { assistantMsg, userMsg } from "./messages.js";
 
@@ -44,6 +47,8 @@ export interface SessionSuiteOptions {
   locks?: boolean;
   /** Sessions outlive the port: makeStorage provides `reopen` and `openSecond`. Default false (memory). */
   persistent?: boolean;
+  /** The store's layout, so its dialect: new sessions are written in it. Default "pi". */
+  layout?: StoreLayout;
 }
 
 const CWD = "/work/app";
@@ -89,16 +94,22 @@ function toolResultWithImage(callId: string, image: Uint8Array): AgentMessage {
   };
 }
 
-/** The file's records; fails unless every line is complete JSON ending in "\n". */
+/**
+ * The file's records, decoded from the dialect its header declares (canonical: `type: "session"`,
+ * `parentId`); fails unless every line is complete JSON ending in "\n".
+ */
 async function readJsonl(storage: StoragePort, path: string): Promise<Record<string, unknown>[]> {
   const bytes = await storage.read(path);
   expect(bytes, `${path} exists`).not.toBeNull();
   const text = decoder.decode(bytes!);
   expect(text.endsWith("\n"), `${path} ends with a newline`).toBe(true);
-  return text
+  const raw = text
     .slice(0, -1)
     .split("\n")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const dialect = detectDialect(raw[0]);
+  expect(dialect, `${path} starts with a session header`).not.toBeNull();
+  return raw.map((record) => decodeRecord(dialect!, record));
 }
 
 /** The error `fn` throws (synchronously). */
@@ -132,6 +143,10 @@ export function describeSessionManagerSuite(
   makeStorage: () => Promise<StorageUnderTest>,
   options: SessionSuiteOptions = {},
 ): void {
+  const layout = options.layout ?? "pi";
+  /** What a new session's header holds besides its id: pi's carries the version, seed 003's none. */
+  const newHeaderFields = layout === "seed003" ? { type: "session" } : { type: "session", version: 3 };
+  const dirOf = (cwd: string) => storeSessionDir(layout, cwd);
   describe(`SessionManager suite: ${name}`, () => {
     let under: StorageUnderTest;
     let storage: StoragePort;
@@ -153,7 +168,8 @@ export function describeSessionManagerSuite(
       return session;
     }
 
-    const create = (cwd = CWD) => track(SessionManager.create(storage, cwd));
+    const create = (cwd = CWD) => track(SessionManager.create(storage, cwd, { layout }));
+    const list = (cwd: string) => SessionManager.list(storage, cwd, { layout });
     const open = (path: string, readOnly = false) => track(SessionManager.open(storage, path, { readOnly }));
 
     /** Opens the file of `sm` again (read-only, same port) and checks it gives back what `sm` holds. */
@@ -175,7 +191,7 @@ export function describeSessionManagerSuite(
       await sm.flush();
 
       const path = sm.getSessionFile()!;
-      expect(path.startsWith(`${sessionDirFor(CWD)}/`)).toBe(true);
+      expect(path.startsWith(`${dirOf(CWD)}/`)).toBe(true);
       const records = await readJsonl(storage, path);
       expect(records.map((r) => r.type)).toEqual(["session", "message", "message", "message", "message"]);
       for (const [bytes, line] of [
@@ -209,12 +225,16 @@ export function describeSessionManagerSuite(
       ids.push(sm.appendMessage(assistantMsg("hi")));
       await sm.flush();
       const records = await readJsonl(storage, path);
-      expect(records[0]).toMatchObject({ type: "session", version: 3, id: sm.getSessionId(), cwd: CWD });
+      expect(records[0]).toMatchObject({ ...newHeaderFields, id: sm.getSessionId(), cwd: CWD });
       expect(records.slice(1).map((r) => r.id)).toEqual(ids);
 
       ids.push(sm.appendMessage(userMsg("and then?")));
       await sm.flush();
       expect((await readJsonl(storage, path)).slice(1).map((r) => r.id)).toEqual(ids);
+      // Written in the store's dialect, every line.
+      const lines = decoder.decode((await storage.read(path))!).trimEnd().split("\n");
+      expect(JSON.parse(lines[0]!).type).toBe(layout === "seed003" ? "session_header" : "session");
+      for (const line of lines.slice(1)) expect(Object.keys(JSON.parse(line))).toContain(layout === "seed003" ? "parent_id" : "parentId");
     });
 
     it("branches, branch summaries, labels, the session name and compaction are persisted and reloaded", async () => {
@@ -363,7 +383,7 @@ export function describeSessionManagerSuite(
     });
 
     it("a file that is not a session is refused with 'not-a-session' and left byte for byte", async () => {
-      const dir = sessionDirFor(CWD);
+      const dir = dirOf(CWD);
       const notSessions = {
         [`${dir}/notes.jsonl`]: encoder.encode('{"type":"note","text":"keep me"}\n{"type":"note","text":"and me"}\n'),
         [`${dir}/readme.jsonl`]: encoder.encode("# not JSON at all\n"),
@@ -396,13 +416,13 @@ export function describeSessionManagerSuite(
 
       const summary = (infos: SessionInfo[]) =>
         Object.fromEntries(infos.map((info) => [info.id, { messageCount: info.messageCount, firstMessage: info.firstMessage, name: info.name, cwd: info.cwd, path: info.path }]));
-      const first = await SessionManager.list(storage, CWD);
+      const first = await list(CWD);
       expect(summary(first)).toEqual({
         [alpha.getSessionId()]: { messageCount: 2, firstMessage: "alpha question", name: "alpha", cwd: CWD, path: alpha.getSessionFile() },
         [beta.getSessionId()]: { messageCount: 3, firstMessage: "beta question", name: undefined, cwd: CWD, path: beta.getSessionFile() },
       });
       expect((await storage.list(CATALOG_DIR)).length).toBeGreaterThan(0);
-      expect(await SessionManager.list(storage, CWD)).toEqual(first);
+      expect(await list(CWD)).toEqual(first);
 
       const all = await SessionManager.listAll(storage);
       expect(all.map((info) => info.id).sort()).toEqual([alpha, beta, gamma].map((sm) => sm.getSessionId()).sort());
@@ -411,7 +431,7 @@ export function describeSessionManagerSuite(
       // A minute later, so the order does not hang on the clock's millisecond.
       alpha.appendMessage({ ...userMsg("alpha follow-up"), timestamp: Date.now() + 60_000 });
       await alpha.flush();
-      const after = await SessionManager.list(storage, CWD);
+      const after = await list(CWD);
       expect(summary(after)[alpha.getSessionId()]!.messageCount).toBe(3);
       expect(summary(after)[beta.getSessionId()]).toEqual(summary(first)[beta.getSessionId()]);
       expect(after[0]!.id).toBe(alpha.getSessionId()); // the most recently modified comes first
@@ -421,7 +441,7 @@ export function describeSessionManagerSuite(
     });
 
     it("a v1 file is migrated to v3 on open and rewritten, with no backup left", async () => {
-      const dir = sessionDirFor(CWD);
+      const dir = dirOf(CWD); // a pi file keeps pi's dialect in any store
       const path = `${dir}/2025-01-01T00-00-00-000Z_legacy-session.jsonl`;
       const timestamp = "2025-01-01T00:00:00.000Z";
       const v1 = [
@@ -477,11 +497,11 @@ export function describeSessionManagerSuite(
         sm.appendMessage(assistantMsg("remembered"));
         sm.appendLabelChange(sm.getLeafId()!, "saved");
         await sm.close();
-        const listedBefore = await SessionManager.list(storage, CWD);
+        const listedBefore = await list(CWD);
 
         expect(under.reopen, "a persistent storage under test provides reopen").toBeDefined();
         storage = await under.reopen!();
-        expect(await SessionManager.list(storage, CWD)).toEqual(listedBefore);
+        expect(await list(CWD)).toEqual(listedBefore);
         expect(await SessionManager.listAll(storage)).toEqual(listedBefore);
         const reopened = await open(sm.getSessionFile()!);
         expect(stateOf(reopened)).toEqual(stateOf(sm));

@@ -9,7 +9,8 @@
  *   (10 cases), omp's agent-session-branching/compaction/tree-navigation and compaction-hooks
  *   tests (A9): they drive a live agent and need an Anthropic API key.
  * - pi's tree-selector.test.ts: a TUI test (focus, filters, folding).
- * - omp's rewrite-tool-call.test.ts (A7): `rewriteAssistantToolCallArgs` is not part of our API.
+ * omp's rewrite-tool-call.test.ts (A7) is ported in omp-operations.test.ts, with its other
+ * session operations.
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
