@@ -40,7 +40,8 @@ export async function bundleCli(dir: string): Promise<string> {
     platform: "node",
     format: "esm",
     target: "node20",
-    external: ["bufferutil", "utf-8-validate"],
+    // pg loads its optional native binding (pg-native, not installed) only when asked for it.
+    external: ["bufferutil", "utf-8-validate", "pg-native"],
     logLevel: "silent",
     ...ESM_BUNDLE_OF_CJS,
     // SQLite's WASM build finds sqlite3.wasm beside its own module: load it from the package.
