@@ -46,7 +46,8 @@ Commands:
       --dry-run                  check and plan everything, write nothing; the summary is the same
   serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
                                  Ctrl+C; prints the URL to open (it holds a random access token).
-                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only
+                                 Serves sessions/ and blobs/ of each --root (repeatable), or of
+                                 --store, read-only
       --write                    allow changes (appends, writes, writer locks)
       --port N                   default 4174 (0: any free port)
       --host ADDR                listen on another interface (warns unless it is a loopback one)

@@ -3,20 +3,44 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import { CHUNK_BYTES, TOP_UP_BYTES, postgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { listQuery, readQuery } from "../../adapters/postgres/queries.js";
+import { describeFollowSuite } from "../shared/follow-suite.js";
 import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
 import { dropSchema, freshSchema, openStorage, pgUrl, sql } from "./helpers.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-// One schema (and port) per test: conformance tests also work below their own directories.
-describePortConformance("postgres", async () => {
-  const schema = freshSchema("conf");
-  const port = openStorage(schema);
+// One schema (and port) per test: conformance tests also work below their own directories. The
+// second port is another pool over the same schema, as another process would open it.
+describePortConformance(
+  "postgres",
+  async () => {
+    const schema = freshSchema("conf");
+    const ports = [openStorage(schema)];
+    return {
+      port: ports[0]!,
+      openSecond: async () => {
+        ports.push(openStorage(schema));
+        return ports.at(-1)!;
+      },
+      cleanup: async () => {
+        await Promise.all(ports.map((port) => port.close()));
+        await dropSchema(schema);
+      },
+    };
+  },
+  { sync: true, locks: true, watch: true, secondPort: true },
+);
+
+describeFollowSuite("postgres: writer and follower on two ports (two pools) over one schema", async () => {
+  const schema = freshSchema("follow");
+  const writer = openStorage(schema);
+  const reader = openStorage(schema);
   return {
-    port,
+    writer,
+    reader,
     cleanup: async () => {
-      await port.close();
+      await Promise.all([writer.close(), reader.close()]);
       await dropSchema(schema);
     },
   };
