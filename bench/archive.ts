@@ -18,9 +18,8 @@ import { crc32 } from "node:zlib";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { BlobReader, ZipReader, type FileEntry } from "@zip.js/zip.js";
 import { forEachInOrder } from "../src/archive/concurrency.js";
-import { crc32 as archiveCrc32 } from "../src/archive/crc32.js";
+import { crc32 as archiveCrc32, sha256Incremental } from "../src/archive/hashes.js";
 import { scanSessionBytes } from "../src/archive/session-bytes.js";
-import { Sha256 } from "../src/archive/sha256.js";
 import { SessionManager, type AgentMessage } from "../src/index.js";
 import { exportToFile, importFromFile, type ArchiveChildResult, type ArchiveChildTask } from "./archive-child.js";
 import { topSelfTimes } from "./lib/cpuprofile.js";
@@ -63,7 +62,10 @@ const ENTRY_OVERHEAD_BYTES = 110;
 const STORE_SUFFIXES = "0:1:2:3:4:5:6:7:8:9:a:b:c:d:e:f";
 
 const RSS_TARGET_BYTES = 150e6;
-const TIME_TARGET_RATIO = 1.5;
+/** Export: at most as long as `zip -q`. */
+const EXPORT_TARGET_RATIO = 1;
+/** Import: at most twice `unzip -q` followed by `sync` of what it wrote (both durable). */
+const IMPORT_TARGET_RATIO = 2;
 
 interface ArchiveData {
   version: number;
@@ -274,8 +276,20 @@ async function benchExport(data: ArchiveData, runs: number, ours: string, peer: 
       ours: timing(oursTime),
       peer: timing(zipTime),
       ratio: ratio(oursTime.median / zipTime.median),
-      target: `≤ ${TIME_TARGET_RATIO}× zip`,
-      verdict: verdict(oursTime.median <= TIME_TARGET_RATIO * zipTime.median),
+      target: `≤ ${EXPORT_TARGET_RATIO}× zip`,
+      verdict: verdict(oursTime.median <= EXPORT_TARGET_RATIO * zipTime.median),
+      key: "archive.export",
+      figures: {
+        sessionBytes: data.sessionBytes,
+        blobs: IMAGE_COUNT,
+        blobBytes: data.blobBytes,
+        oursMs: oursTime.median,
+        oursMinMs: oursTime.min,
+        zipMs: zipTime.median,
+        zipMinMs: zipTime.min,
+        ratioToZip: oursTime.median / zipTime.median,
+        targetRatioToZip: EXPORT_TARGET_RATIO,
+      },
       note:
         "ours: `exportArchive(nodeFsStorage, [session], Writable.toWeb(fs.createWriteStream(file)))` in this process " +
         "(a single session is read once: hashed on the thread pool while its lines are checked for the manifest, then deflated; every blob re-hashed); " +
@@ -289,12 +303,14 @@ async function benchExport(data: ArchiveData, runs: number, ours: string, peer: 
       ratio: ratio(oursBytes / zipBytes),
       target: "—",
       verdict: "info",
+      key: "archive.size",
+      figures: { oursBytes, zipBytes, ratioToZip: oursBytes / zipBytes },
       note: "ours also holds manifest.json",
     },
   ];
 }
 
-async function benchImport(data: ArchiveData, runs: number, archive: string): Promise<{ rows: BenchRow[]; unzip: Sample }> {
+async function benchImport(data: ArchiveData, runs: number, archive: string): Promise<{ rows: BenchRow[]; unzipSync: Sample }> {
   const oursDir = join(SCRATCH, "import-ours");
   const unzipDir = join(SCRATCH, "import-unzip");
   const durableDir = join(SCRATCH, "import-unzip-sync");
@@ -335,43 +351,56 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
   const durableTime = results.get("unzip+sync")!.sample;
   const rows: BenchRow[] = [
     {
-      name: "archive import of that archive into an empty store, ours vs `unzip -q`",
-      ours: timing(oursTime),
-      peer: timing(unzipTime),
-      ratio: ratio(oursTime.median / unzipTime.median),
-      target: `≤ ${TIME_TARGET_RATIO}× unzip`,
-      verdict: verdict(oursTime.median <= TIME_TARGET_RATIO * unzipTime.median),
-      note:
-        "ours: `importArchive(nodeFsStorage(empty dir), await fs.openAsBlob(archive))` in this process: every member inflated and checked " +
-        "(CRC-32, sha256 of each blob and of the session, the session parsed) before anything is written — blobs read as ranges of the file 4 at a time, " +
-        "the session parsed line by line and hashed as it inflates — then each file written atomically, 8 at a time " +
-        "(temp file, fsync, rename, directory fsync); peer: `unzip -q archive -d <empty dir>` (CRC-32 only, no fsync); `sync` (untimed) " +
-        "before every run of either, so no run waits on another's unwritten data; every output checked: the session byte for byte, 200 blobs",
-    },
-    {
-      name: "archive import, ours vs `unzip -q` then `sync` of every file and directory",
+      name: "archive import of that archive into an empty store, ours vs `unzip -q` then `sync` of every file and directory (both durable)",
       ours: timing(oursTime),
       peer: timing(durableTime),
       ratio: ratio(oursTime.median / durableTime.median),
+      target: `≤ ${IMPORT_TARGET_RATIO}× unzip + sync`,
+      verdict: verdict(oursTime.median <= IMPORT_TARGET_RATIO * durableTime.median),
+      key: "archive.import",
+      figures: {
+        oursMs: oursTime.median,
+        oursMinMs: oursTime.min,
+        unzipSyncMs: durableTime.median,
+        unzipSyncMinMs: durableTime.min,
+        ratioToUnzipSync: oursTime.median / durableTime.median,
+        targetRatioToUnzipSync: IMPORT_TARGET_RATIO,
+      },
+      note:
+        "ours: `importArchive(nodeFsStorage(empty dir), await fs.openAsBlob(archive))` in this process: every member inflated and checked " +
+        "(CRC-32, sha256 of each blob and of the session, the session parsed) before anything is written — blobs read as ranges of the file 4 at a time " +
+        "while the session is parsed line by line and hashed as it inflates — then each file written atomically, 8 at a time " +
+        "(temp file, fsync, rename, directory fsync), then synced; peer: `unzip -q archive -d <empty dir>` then coreutils `sync <each extracted file and dir>` " +
+        "(an fsync each), in the same rounds; `sync` (untimed) before every run of either, so no run waits on another's unwritten data; " +
+        "every output checked: the session byte for byte, 200 blobs",
+    },
+    {
+      name: "archive import, ours vs `unzip -q` alone (not durable: no fsync)",
+      ours: timing(oursTime),
+      peer: timing(unzipTime),
+      ratio: ratio(oursTime.median / unzipTime.median),
       target: "—",
       verdict: "info",
-      note: "the peer made as durable as ours: `unzip -q` then coreutils `sync <each extracted file and dir>` (an fsync each), in the same rounds",
+      key: "archive.import",
+      figures: { unzipMs: unzipTime.median, unzipMinMs: unzipTime.min, ratioToUnzip: oursTime.median / unzipTime.median },
+      note: "`unzip -q` checks the CRC-32 of each member and writes without fsync",
     },
   ];
-  return { rows, unzip: unzipTime };
+  return { rows, unzipSync: durableTime };
 }
 
 /**
  * What an import of this archive cannot skip, each step timed alone (in this process, data in
  * memory, GC before each run): the sum is a floor for our import, to set against `unzip`.
  */
-async function benchImportFloor(data: ArchiveData, runs: number, archive: string, unzip: Sample): Promise<BenchRow[]> {
+async function benchImportFloor(data: ArchiveData, runs: number, archive: string, unzipSync: Sample): Promise<BenchRow[]> {
   const session = new Uint8Array(readFileSync(join(STORE, data.session)));
   const blobs = data.blobs.map((blob) => new Uint8Array(readFileSync(join(STORE, blob))));
   const compressed = await compressedMember(archive, `sessions/${sessionIdOf(data)}.jsonl`);
   const writeDir = join(SCRATCH, "floor-writes");
-  const steps: Array<{ name: string; note: string; before?: () => void; run: () => Promise<unknown> | unknown }> = [
+  const steps: Array<{ key: string; name: string; note: string; before?: () => void; run: () => Promise<unknown> | unknown }> = [
     {
+      key: "inflate",
       name: `inflate the session member (${megabytes(compressed.length)} → ${megabytes(session.length)})`,
       note: "`DecompressionStream(\"deflate-raw\")`, the only inflater core code has (zip.js uses it too), into one buffer",
       run: async () => {
@@ -386,24 +415,34 @@ async function benchImportFloor(data: ArchiveData, runs: number, archive: string
       },
     },
     {
+      key: "crc32",
       name: `CRC-32 of every member (${megabytes(session.length + data.blobBytes)})`,
-      note: "src/archive/crc32.ts (slicing-by-8 in JS; zip.js's own is the same algorithm)",
-      run: () => [session, ...blobs].reduce((x, bytes) => x ^ archiveCrc32(bytes), 0),
-    },
-    {
-      name: "SHA-256 of every member",
-      note: "as the import hashes them: `crypto.subtle` for each blob, src/archive/sha256.ts (JS) for the session as it inflates (subtle would copy it: +50 MB)",
+      note: "src/archive/hashes.ts (hash-wasm's CRC-32, WebAssembly)",
       run: async () => {
-        await Promise.all(blobs.map((blob) => crypto.subtle.digest("SHA-256", blob)));
-        return new Sha256().update(session).hex();
+        let x = 0;
+        for (const bytes of [session, ...blobs]) x ^= await archiveCrc32(bytes);
+        return x;
       },
     },
     {
+      key: "sha256",
+      name: "SHA-256 of every member",
+      note: "as the import hashes them: `crypto.subtle` for each blob, hash-wasm's SHA-256 (src/archive/hashes.ts) for the session as it inflates (subtle would copy it: +50 MB)",
+      run: async () => {
+        await Promise.all(blobs.map((blob) => crypto.subtle.digest("SHA-256", blob)));
+        const hash = await sha256Incremental();
+        hash.update(session);
+        return hash.hex();
+      },
+    },
+    {
+      key: "parse",
       name: `decode and parse the session line by line (${data.entries} entries)`,
       note: "`scanSessionBytes`: TextDecoder and `JSON.parse` of each line, ids and blob refs kept",
       run: () => scanSessionBytes(session, data.session),
     },
     {
+      key: "writes",
       name: `write ${data.blobs.length + 1} files atomically into an empty store`,
       note: "nodeFsStorage `write` (temp file, fsync, rename, directory fsync), 8 at a time as the import does; `sync` (untimed) before",
       before: () => {
@@ -432,20 +471,32 @@ async function benchImportFloor(data: ArchiveData, runs: number, archive: string
     }
     const sample = summarize(times);
     medians.push(sample.median);
-    rows.push({ name: `import floor: ${step.name}`, ours: timing(sample), peer: timing(unzip), ratio: ratio(sample.median / unzip.median), target: "—", verdict: "info", note: step.note });
+    rows.push({
+      name: `import floor: ${step.name}`,
+      ours: timing(sample),
+      peer: `unzip + sync ${timing(unzipSync)}`,
+      ratio: ratio(sample.median / unzipSync.median),
+      target: "—",
+      verdict: "info",
+      key: `archive.importFloor.${step.key}`,
+      figures: { ms: sample.median, minMs: sample.min },
+      note: step.note,
+    });
   }
   rmSync(writeDir, { recursive: true, force: true });
   const sum = medians.reduce((a, b) => a + b, 0);
   rows.push({
-    name: "import floor: the sum of those steps, ours vs `unzip -q`",
+    name: "import floor: the sum of those steps, vs `unzip -q` then `sync`",
     ours: formatMs(sum),
-    peer: timing(unzip),
-    ratio: ratio(sum / unzip.median),
-    target: `≤ ${TIME_TARGET_RATIO}× unzip`,
+    peer: `unzip + sync ${timing(unzipSync)}`,
+    ratio: ratio(sum / unzipSync.median),
+    target: `≤ ${IMPORT_TARGET_RATIO}× unzip + sync`,
     verdict: "info",
+    key: "archive.importFloor.sum",
+    figures: { ms: sum, ratioToUnzipSync: sum / unzipSync.median },
     note:
-      "medians of the steps above added up: the time of an import that did nothing else and overlapped nothing. Above the target ratio, " +
-      "the import target cannot be met by this design (inflate in the JS thread's web streams, every line parsed, every member hashed, every file fsynced)",
+      "medians of the steps above added up: the time of an import that did all of them one after the other and nothing else. The import overlaps " +
+      "them (inflating runs on the thread pool while the session is hashed and parsed, blobs are checked meanwhile), so it can come in under this sum",
   });
   return rows;
 }
@@ -487,6 +538,8 @@ async function benchMemory(data: ArchiveData, runs: number, archive: string): Pr
   const row = (kind: "export" | "import"): BenchRow => {
     const over = summarize(rss[kind].map((bytes) => bytes - baseline));
     return {
+      key: `archive.memory.${kind}`,
+      figures: { overBaselineBytes: over.median, maxOverBaselineBytes: over.max, baselineBytes: baseline, targetOverBaselineBytes: RSS_TARGET_BYTES },
       name: `peak RSS of our ${kind} (fresh process) over the baseline process`,
       ours: `+${megabytes(over.median)} (max +${megabytes(over.max)})`,
       peer: `baseline ${megabytes(baseline)}`,
@@ -519,7 +572,7 @@ export async function runArchiveBench(options: { runs?: number } = {}): Promise<
     const imported = await benchImport(data, runs, ours);
     rows.push(...imported.rows);
     log(`import floor: the steps an import cannot skip, each alone, ${runs} runs …`);
-    rows.push(...(await benchImportFloor(data, runs, ours, imported.unzip)));
+    rows.push(...(await benchImportFloor(data, runs, ours, imported.unzipSync)));
     log(`peak RSS, ${runs} × 3 child processes …`);
     rows.push(...(await benchMemory(data, runs, ours)));
     return rows;

@@ -4,22 +4,25 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,remote,huge,profile
- *                 (default: open,heap,appends,list,list-readonly,archive,remote, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,remote,search,postgres,huge,profile
+ *                 (default: open,heap,appends,list,list-readonly,archive,remote,search,postgres, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
  *   --profile     also CPU-profile our open, cold listing and appends (top self-time functions)
  *   --no-write    print only; leave bench/results.md alone
+ *   --json FILE   also write every figure of the run to FILE (keys: bench/README.md)
+ *
+ * A section is one entry of SECTIONS: its rows carry the keys their figures take in the JSON.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { BENCH_DIR, SCRATCH_DIR, removeHugeSession } from "./lib/data.js";
-import { machineInfo, markdownTable, type Row } from "./lib/report.js";
+import { machineInfo, markdownTable, resultsJson, type Row } from "./lib/report.js";
 import { profileArchive, runArchiveBench } from "./archive.js";
 import { benchAppends } from "./sections/appends.js";
 import { benchHeap } from "./sections/heap.js";
@@ -27,11 +30,53 @@ import { benchHuge } from "./sections/huge.js";
 import { benchListing } from "./sections/listing.js";
 import { benchOpen } from "./sections/open.js";
 import { benchRemote } from "./sections/remote.js";
+import { benchPostgres } from "./sections/postgres.js";
+import { benchSearch } from "./sections/search.js";
 import { benchStoreListing } from "./sections/store-listing.js";
 import { profileOurs } from "./sections/profile.js";
 
-const SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "remote", "huge", "profile"] as const;
-const DEFAULT_SECTIONS = ["open", "heap", "appends", "list", "list-readonly", "archive", "remote"];
+interface BenchOptions {
+  runs: number;
+  openRuns: number;
+  appendCount: number;
+}
+
+interface Section {
+  /** The name `--only` takes. */
+  name: string;
+  /** What the progress line says. */
+  title: (options: BenchOptions) => string;
+  /** Run without being named in `--only` (the others need a flag). */
+  byDefault: boolean;
+  run: (options: BenchOptions) => Promise<{ rows: Row[]; notes: string[] }>;
+  /** Runs after the section, whether it succeeded or not. */
+  cleanup?: () => void;
+}
+
+/** --keep-huge: leave the ~1 GiB file for the next --huge run. */
+let keepHuge = false;
+
+const SECTIONS: Section[] = [
+  { name: "open", title: () => "open + buildSessionContext", byDefault: true, run: (o) => benchOpen(o.openRuns) },
+  { name: "heap", title: () => "memory of one open (child processes)", byDefault: true, run: (o) => benchHeap(o.runs) },
+  { name: "appends", title: (o) => `${o.appendCount} appends`, byDefault: true, run: (o) => benchAppends(o.runs, o.appendCount) },
+  { name: "list", title: () => "listing 300 sessions", byDefault: true, run: (o) => benchListing(o.runs) },
+  { name: "list-readonly", title: () => "listing a read-only store", byDefault: true, run: (o) => benchStoreListing(o.runs) },
+  {
+    name: "archive",
+    title: () => "archive export/import vs zip/unzip",
+    byDefault: true,
+    run: async (o) => {
+      const rows = await runArchiveBench({ runs: o.runs });
+      return { rows, notes: rows.flatMap((row) => (row.note ? [`${row.name}: ${row.note}`] : [])) };
+    },
+  },
+  { name: "huge", title: () => "1 GiB session (child processes)", byDefault: false, run: () => benchHuge(), cleanup: () => keepHuge || removeHugeSession() },
+  { name: "remote", title: () => "remote stores: appends over the Electron bridge", byDefault: true, run: (o) => benchRemote(o.runs) },
+  { name: "search", title: () => "finding sessions: listing, search index, search (300 sessions, 10 projects)", byDefault: true, run: (o) => benchSearch(o.runs) },
+  { name: "postgres", title: () => "postgres vs node-fs (a private cluster)", byDefault: true, run: (o) => benchPostgres(o.runs) },
+];
+
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -44,19 +89,20 @@ async function main(): Promise<void> {
       "keep-huge": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       "no-write": { type: "boolean", default: false },
+      json: { type: "string" },
     },
   });
-  const runs = Number(values.runs);
-  const openRuns = Number(values["open-runs"]);
-  const appendCount = Number(values.appends);
-  for (const [flag, value] of [["--runs", runs], ["--open-runs", openRuns]] as const) {
+  keepHuge = values["keep-huge"];
+  const options: BenchOptions = { runs: Number(values.runs), openRuns: Number(values["open-runs"]), appendCount: Number(values.appends) };
+  for (const [flag, value] of [["--runs", options.runs], ["--open-runs", options.openRuns]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive integer`);
   }
-  if (!Number.isInteger(appendCount) || appendCount < 8) throw new Error(`--appends must be an integer ≥ 8, got ${values.appends}`);
-  const only = values.only ? values.only.split(",") : [...DEFAULT_SECTIONS];
+  if (!Number.isInteger(options.appendCount) || options.appendCount < 8) throw new Error(`--appends must be an integer ≥ 8, got ${values.appends}`);
+  const known = [...SECTIONS.map((section) => section.name), "profile"];
+  const only = values.only ? values.only.split(",") : SECTIONS.filter((section) => section.byDefault).map((section) => section.name);
   if (values.huge) only.push("huge");
   if (values.profile) only.push("profile");
-  for (const name of only) if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`unknown section ${name}; known: ${SECTIONS.join(", ")}`);
+  for (const name of only) if (!known.includes(name)) throw new Error(`unknown section ${name}; known: ${known.join(", ")}`);
 
   const started = new Date();
   const startMs = Date.now();
@@ -65,33 +111,17 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const notes: string[] = [];
   const progress = (message: string) => process.stderr.write(`[bench ${((Date.now() - startMs) / 1000).toFixed(0)}s] ${message}\n`);
-  const section = async (name: string, run: () => Promise<{ rows: Row[]; notes: string[] }>) => {
-    progress(`${name} …`);
-    const result = await run();
-    rows.push(...result.rows);
-    notes.push(...result.notes);
-  };
-
-  if (only.includes("open")) await section("open + buildSessionContext", () => benchOpen(openRuns));
-  if (only.includes("heap")) await section("memory of one open (child processes)", () => benchHeap(runs));
-  if (only.includes("appends")) await section(`${appendCount} appends`, () => benchAppends(runs, appendCount));
-  if (only.includes("list")) await section("listing 300 sessions", () => benchListing(runs));
-  if (only.includes("list-readonly")) await section("listing a read-only store", () => benchStoreListing(runs));
-  if (only.includes("archive")) {
-    await section("archive export/import vs zip/unzip", async () => {
-      const archiveRows = await runArchiveBench({ runs });
-      return { rows: archiveRows, notes: archiveRows.flatMap((row) => (row.note ? [`${row.name}: ${row.note}`] : [])) };
-    });
-  }
-  if (only.includes("remote")) await section("remote stores: appends over the Electron bridge", () => benchRemote(runs));
-  if (only.includes("huge")) {
+  for (const section of SECTIONS.filter((s) => only.includes(s.name))) {
+    progress(`${section.title(options)} …`);
     try {
-      await section("1 GiB session (child processes)", () => benchHuge());
+      const result = await section.run(options);
+      rows.push(...result.rows);
+      notes.push(...result.notes);
     } finally {
-      if (!values["keep-huge"]) removeHugeSession();
+      section.cleanup?.();
     }
   }
-  const profile = only.includes("profile") ? (progress("CPU profiles …"), [...(await profileOurs(appendCount)), ...(only.includes("archive") ? await profileArchive() : [])]) : [];
+  const profile = only.includes("profile") ? (progress("CPU profiles …"), [...(await profileOurs(options.appendCount)), ...(only.includes("archive") ? await profileArchive() : [])]) : [];
 
   const elapsed = (Date.now() - startMs) / 1000;
   const failed = rows.filter((row) => row.verdict === "FAIL").length;
@@ -120,6 +150,13 @@ async function main(): Promise<void> {
   if (!values["no-write"]) {
     writeFileSync(join(BENCH_DIR, "results.md"), report);
     progress("wrote bench/results.md");
+  }
+  if (values.json) {
+    const meta = { measuredAt: started.toISOString(), seconds: elapsed, flags, machine, loadAverageAtEnd: os.loadavg(), node: process.version };
+    // npm runs scripts in the package root: a relative FILE is the caller's.
+    const file = resolve(process.env.INIT_CWD ?? process.cwd(), values.json);
+    writeFileSync(file, `${JSON.stringify(resultsJson(rows, meta), null, 2)}\n`);
+    progress(`wrote ${file}`);
   }
 }
 

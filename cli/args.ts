@@ -1,15 +1,15 @@
 /** The command line: one command, its arguments and flags (node:util parseArgs, strict). */
 import { parseArgs } from "node:util";
-import type { ConflictPolicy } from "../src/index.js";
+import { SEARCH_SOURCES, type ConflictPolicy, type SearchSource } from "../src/index.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
 import { UsageError } from "./errors.js";
 
-export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve"] as const;
+export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
-export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME] <command> [options]
+export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME | --store URL] <command> [options]
 
 Reads coding-agent sessions (JSONL trees) in every agent's store on this machine: pi
 ($PI_CODING_AGENT_DIR or ~/.pi/agent), oh-my-pi (~/.omp/agent), xcsh (~/.xcsh/agent), indusagi
@@ -20,6 +20,8 @@ modified, except by migrate.
 
 Commands:
   ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
+      --with-text                also read each file in full for pi's allMessagesText (and the
+                                 whole first message; without it, its first 4,096 characters)
   show <session>                 a session: header, name, leaf and its context as readable text
   context <session> [--leaf ID]  the context the model would get (at the leaf, or at entry ID)
   tree <session>                 the entry tree, with labels and the leaf marked
@@ -44,11 +46,25 @@ Commands:
       --dry-run                  check and plan everything, write nothing; the summary is the same
   serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
                                  Ctrl+C; prints the URL to open (it holds a random access token).
-                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only
+                                 Serves sessions/ and blobs/ of each --root (repeatable), or of
+                                 --store, read-only
       --write                    allow changes (appends, writes, writer locks)
       --port N                   default 4174 (0: any free port)
       --host ADDR                listen on another interface (warns unless it is a loopback one)
       --allow-origin URL         also accept requests from pages of URL's origin (a dev server)
+
+  search <query> [--cwd DIR | --all]
+                                 messages holding every word of the query, best first: session,
+                                 entry, role and the text around the match. "a phrase" matches
+                                 words in a row, word* a prefix. The index lives in the root's
+                                 .sessionkit/search and reads only what changed since last time
+      --source LIST              texts to search, comma-separated: user,assistant (default),
+                                 thinking, tool, or all
+      --limit N                  hits to print (default 50)
+  history [QUERY]                prompts typed before, newest first (prompt-history.jsonl and
+                                 oh-my-pi's history.db in the root, which is only read); with
+                                 QUERY those holding every word as a prefix
+      --limit N                  prompts to print (default 50; at most 1000)
 
 A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
 prints them).
@@ -56,6 +72,9 @@ prints them).
 Options:
   --root DIR     one storage root instead of every store (holds sessions/ and blobs/; import
                  writes into it, creating it when missing; without it import writes into pi's)
+  --store URL    a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
+                 ?schema=NAME for a schema other than "sessionkit" (created on first use); a
+                 <session> may also be a session's path in it
   --agent NAME   only that agent's stores: ${AGENTS.join(", ")} (with --root: the root is laid
                  out as that agent's)
   --json         print what the library's API returns, as JSON (paths are absolute)
@@ -71,6 +90,8 @@ export interface ParsedCommand {
   /** Every file or id argument (export takes several). */
   targets: string[];
   root: string | undefined;
+  /** --store: a postgres:// URL, in place of the agents' stores and --root. */
+  store: string | undefined;
   /** --agent: only this agent's stores. */
   agent: AgentName | undefined;
   all: boolean;
@@ -93,13 +114,19 @@ export interface ParsedCommand {
   allowOrigins: string[];
   /** export --html: a self-contained HTML file instead of an archive. */
   html: boolean;
+  /** ls --with-text. */
+  withText: boolean;
+  /** search --source. */
+  sources: SearchSource[] | undefined;
+  /** search, history --limit. */
+  limit: number | undefined;
 }
 
 export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
 
 /** Flags each command accepts besides --root, --json and --help. */
 const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
-  ls: ["all", "cwd"],
+  ls: ["all", "cwd", "with-text"],
   show: [],
   context: ["leaf"],
   tree: [],
@@ -108,8 +135,10 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   export: ["output", "leaf", "no-blobs", "force", "html"],
   import: ["on-conflict", "dry-run"],
   serve: ["port", "host", "write", "allow-origin"],
+  search: ["all", "cwd", "source", "limit"],
+  history: ["limit"],
 };
-const GLOBAL_FLAGS = ["root", "agent", "json", "help"];
+const GLOBAL_FLAGS = ["root", "agent", "store", "json", "help"];
 
 /** How many arguments each command takes, and what they are (for messages). */
 const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
@@ -122,6 +151,9 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   export: { max: Infinity, what: "a session file or id prefix" },
   import: { max: 1, what: "an archive, a session file or a directory" },
   serve: { max: 0, what: "" },
+  // The words of a query may come as one argument or several.
+  search: { max: Infinity, what: "a query" },
+  history: { max: Infinity, what: "" },
 };
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
@@ -134,6 +166,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       options: {
         root: { type: "string", multiple: true },
         agent: { type: "string" },
+        store: { type: "string" },
         all: { type: "boolean" },
         cwd: { type: "string" },
         json: { type: "boolean" },
@@ -148,6 +181,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         write: { type: "boolean" },
         "allow-origin": { type: "string", multiple: true },
         html: { type: "boolean" },
+        "with-text": { type: "boolean" },
+        source: { type: "string" },
+        limit: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -166,8 +202,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   }
   const { max, what } = ARGUMENTS[name];
   if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
-  if (max > 0 && rest.length === 0) throw new UsageError(`${name} needs ${what}`);
+  if (max > 0 && rest.length === 0 && name !== "history") throw new UsageError(`${name} needs ${what}`);
   if (rest.length > max) throw new UsageError(`${name} takes one argument, got ${rest.length}`);
+  if (name === "search" && values.all && values.cwd !== undefined) throw new UsageError("search takes --cwd DIR or --all, not both");
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
@@ -181,6 +218,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   for (const origin of values["allow-origin"] ?? []) {
     if (!URL.canParse(origin)) throw new UsageError(`--allow-origin must be a URL such as http://localhost:5173 (got "${origin}")`);
   }
+  if (values.store !== undefined && (values.root !== undefined || values.agent !== undefined)) {
+    throw new UsageError(`--store names a database store: it takes no --${values.root !== undefined ? "root" : "agent"}`);
+  }
+  if (values.store !== undefined && !/^postgres(ql)?:\/\//.test(values.store)) throw new UsageError(`--store takes a postgres:// URL (got "${values.store}")`);
   if (values.agent !== undefined && !(AGENTS as readonly string[]).includes(values.agent)) {
     throw new UsageError(`--agent must be ${AGENTS.slice(0, -1).join(", ")} or ${AGENTS.at(-1)} (got "${values.agent}")`);
   }
@@ -188,12 +229,26 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (!(CONFLICT_POLICIES as readonly string[]).includes(onConflict)) {
     throw new UsageError(`--on-conflict must be ${CONFLICT_POLICIES.slice(0, -1).join(", ")} or ${CONFLICT_POLICIES.at(-1)} (got "${onConflict}")`);
   }
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!/^\d+$/.test(values.limit) || limit < 1) throw new UsageError(`--limit must be a whole number ≥ 1 (got "${values.limit}")`);
+  }
+  let sources: SearchSource[] | undefined;
+  if (values.source !== undefined) {
+    const names = values.source.split(",").map((part) => part.trim());
+    sources = names.includes("all") ? [...SEARCH_SOURCES] : (names as SearchSource[]);
+    const unknown = sources.find((source) => !SEARCH_SOURCES.includes(source));
+    if (unknown !== undefined) throw new UsageError(`--source: unknown source "${unknown}" (known: ${SEARCH_SOURCES.join(", ")}, all)`);
+  }
+  const joined = name === "search" || name === "history";
   return {
     help: false,
     command: name,
-    target: rest[0] ?? "",
+    target: joined ? rest.join(" ") : (rest[0] ?? ""),
     targets: rest,
     root: roots[0],
+    store: values.store,
     agent: values.agent as AgentName | undefined,
     all: values.all ?? false,
     cwd: values.cwd,
@@ -210,5 +265,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     write: values.write ?? false,
     allowOrigins: values["allow-origin"] ?? [],
     html: values.html ?? false,
+    withText: values["with-text"] ?? false,
+    sources,
+    limit,
   };
 }

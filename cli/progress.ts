@@ -2,7 +2,7 @@
  * Progress on stderr. On a terminal: one line rewritten in place and erased at the end.
  * Elsewhere (a log, a pipe) only for large work, as a few plain lines.
  */
-import type { ArchiveProgress } from "../src/index.js";
+import type { ArchiveProgress, SearchIndexProgress } from "../src/index.js";
 
 /** More items than this make work worth reporting when stderr is not a terminal. */
 export const LARGE_LISTING = 50;
@@ -78,6 +78,22 @@ export function archiveProgress(sink: ProgressSink, label: string): { onProgress
   const progress = countProgress(sink, label);
   return {
     onProgress: ({ phase, done, total }) => progress.update(phase, done, total, PHASE_TEXT[phase]),
+    done: () => progress.done(),
+  };
+}
+
+const mb = (bytes: number) => (bytes / 1e6).toFixed(bytes < 10e6 ? 1 : 0);
+
+/**
+ * Progress of a search's index update: session files read of those that changed, and their
+ * bytes. A warm index reports nothing (no file changed); `quiet` reports nothing at all.
+ */
+export function searchProgress(sink: ProgressSink, label: string, quiet: boolean): { onProgress(progress: SearchIndexProgress): void; done(): void } {
+  if (quiet) return { onProgress() {}, done() {} };
+  const progress = countProgress(sink, label);
+  return {
+    onProgress: ({ filesDone, filesTotal, bytesDone, bytesTotal }) =>
+      progress.update("index", filesDone, filesTotal, `session files indexed (${mb(bytesDone)} of ${mb(bytesTotal)} MB)`),
     done: () => progress.done(),
   };
 }

@@ -26,15 +26,17 @@ export const CLI_BUNDLE_OPTIONS: BuildOptions = {
   target: "node20",
   minify: true,
   legalComments: "none",
-  external: ["bufferutil", "utf-8-validate"],
+  // ws's and pg's optional native helpers (not installed; they run without them); SQLite's WASM
+  // build, which finds sqlite3.wasm beside its own module, is loaded from its package.
+  external: ["bufferutil", "utf-8-validate", "pg-native", "@sqlite.org/sqlite-wasm"],
   ...ESM_BUNDLE_OF_CJS,
   logLevel: "silent",
 };
 
-/** Writes the CLI bundle into `dir`; returns its path. */
-export async function bundleCliInto(dir: string): Promise<string> {
+/** Writes the CLI bundle into `dir` (with `more` options); returns its path. */
+export async function bundleCliInto(dir: string, more: BuildOptions = {}): Promise<string> {
   const outfile = join(dir, "sessionkit.mjs");
-  await build({ ...CLI_BUNDLE_OPTIONS, outfile });
+  await build({ ...CLI_BUNDLE_OPTIONS, ...more, outfile });
   return outfile;
 }
 

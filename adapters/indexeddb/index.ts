@@ -24,11 +24,19 @@
  * `tx.done`. A quota failure aborts the whole batch: nothing of it lands and every caller in it
  * gets StorageError "quota".
  *
- * Metadata: the port remembers the FileMeta it last wrote per file, so an append does not wait
- * for a read. The transaction still gets the stored record, in parallel with the writes built on
- * the remembered one, and compares: if another tab or port changed the file in between, the
- * transaction is aborted and redone from what is stored, before any later operation of this port
- * starts (the batch keeps its place in the order until the check is done).
+ * Metadata: the port remembers the FileMeta it last wrote per file (and the bytes of the file's
+ * trailing small records, so merging them needs no read), so an append does not wait for a read.
+ * The transaction still gets the stored record, in parallel with the writes built on the
+ * remembered one, and compares before it commits: if another tab or port changed the file in
+ * between, the transaction is aborted and redone from what is stored, before any later operation
+ * of this port starts (the batch keeps its place in the order until the check is done). While the
+ * port holds a file's writer lock (`acquireLock(path)`, as SessionManager, import and delete take
+ * it before they write), no other writer that keeps to the locks can change it: the check is
+ * skipped and the transaction commits as soon as its writes are issued, one request round trip
+ * less per flush. What the port remembered of a file is dropped when it takes the lock.
+ *
+ * Group commit: a write batch stays open until the previous one's transaction has completed, so
+ * flushes of several sessions issued while a transaction commits share the next one.
  *
  * Durability: transactions are "relaxed" by default (the browser acknowledges once the OS has
  * the bytes). `sync(path)` issued while a batch is open (as `flush()` issues it, right after its
@@ -118,6 +126,57 @@ export const TAIL_MERGE_BYTES = 64 << 10;
 /** Files whose metadata the port remembers (the most recently written). */
 const REMEMBERED_FILES = 64;
 
+/** What the port remembers of a file it wrote. */
+interface RememberedFile {
+  meta: FileMeta;
+  /** The file's trailing small records (from `tailOffset` to `size`), one array item each, when known. */
+  tail: Uint8Array[] | undefined;
+}
+
+/**
+ * Per file, what it will be once every transaction this port created has committed, least
+ * recently written first: a guess to build on, checked in each transaction against the stored
+ * record unless this port holds the file's writer lock.
+ */
+class RememberedFiles {
+  private readonly files = new Map<string, RememberedFile>();
+  /** Paths whose writer lock this port holds (Web Locks: one holder per path). */
+  private readonly locked = new Set<string>();
+
+  get(path: string): RememberedFile | undefined {
+    return this.files.get(path);
+  }
+
+  set(path: string, file: RememberedFile): void {
+    this.files.delete(path); // re-inserted last: most recently written
+    this.files.set(path, file);
+    if (this.files.size > REMEMBERED_FILES) this.files.delete(this.files.keys().next().value as string);
+  }
+
+  delete(path: string): void {
+    this.files.delete(path);
+  }
+
+  clear(): void {
+    this.files.clear();
+  }
+
+  /** No other writer keeping to the locks can change a file whose lock this port holds. */
+  trusted(path: string): boolean {
+    return this.locked.has(path);
+  }
+
+  /** The lock of `path` is held from now on; what was remembered before may be stale. */
+  lockTaken(path: string): void {
+    this.files.delete(path);
+    this.locked.add(path);
+  }
+
+  lockReleased(path: string): void {
+    this.locked.delete(path);
+  }
+}
+
 export function indexedDbStorage(options?: IndexedDbStorageOptions): IndexedDbStorage {
   return new IndexedDbPort(options?.indexedDB, options?.dbName ?? DEFAULT_DB_NAME, options?.durability ?? "relaxed");
 }
@@ -170,12 +229,9 @@ class IndexedDbPort implements IndexedDbStorage {
   private lastTurn: Promise<void> = Promise.resolve();
   /** The batch still accepting operations, if any. */
   private batch: Batch | undefined;
-  /**
-   * Per file, the metadata it will have once every transaction this port created has committed,
-   * least recently written first. Only a guess to build on: each transaction checks it against
-   * the stored record.
-   */
-  private readonly remembered = new Map<string, FileMeta>();
+  /** Settles when the last write batch's transaction has completed (or failed). */
+  private lastWrite: Promise<void> = Promise.resolve();
+  private readonly remembered = new RememberedFiles();
   private readonly changes: BroadcastChanges;
 
   constructor(
@@ -246,7 +302,16 @@ class IndexedDbPort implements IndexedDbStorage {
 
   async acquireLock(key: string): Promise<StorageLock> {
     checkStoragePath(key);
-    return acquireWebLock(`sessionkit:indexeddb:${this.dbName}:${key}`, key);
+    const lock = await acquireWebLock(`sessionkit:indexeddb:${this.dbName}:${key}`, key);
+    this.remembered.lockTaken(key);
+    let released = false;
+    return {
+      release: async () => {
+        if (!released) this.remembered.lockReleased(key);
+        released = true;
+        await lock.release();
+      },
+    };
   }
 
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
@@ -279,15 +344,22 @@ class IndexedDbPort implements IndexedDbStorage {
         if (this.batch === batch) this.batch = undefined;
       };
       const steps = () => mergeAppends(batch.callers);
-      this.run(
+      // Group commit: the batch takes operations until the previous write transaction is done.
+      const previous = this.lastWrite;
+      const written = this.run(
         turn,
         "readwrite",
         () => batch.durability,
         "write transaction",
         operation.path,
         (tx, release) => new BatchTransaction(tx, this.remembered).apply(batch.callers, steps(), release),
-        { onTurn: closeBatch, holdTurn: true },
-      ).then(
+        { onTurn: closeBatch, holdTurn: true, after: previous },
+      );
+      this.lastWrite = written.then(
+        () => {},
+        () => {},
+      );
+      written.then(
         (failures) => {
           batch.callers.forEach((caller, i) => (failures[i] ? caller.reject(failures[i]) : caller.resolve()));
           // Committed: tell watchers (here and in other tabs) which files changed.
@@ -305,7 +377,8 @@ class IndexedDbPort implements IndexedDbStorage {
   /**
    * Runs `body` in a transaction over both stores and resolves after the transaction completes.
    * Transactions are created in call order (see Turn): the next one may be created once this one
-   * exists, or, with `holdTurn`, once `body` calls `release` (or ends). When the connection was
+   * exists, or, with `holdTurn`, once `body` calls `release` (or ends). With `after`, the
+   * transaction is created once that has settled too (`onTurn` runs then). When the connection was
    * dropped (closed for another tab's upgrade, or by the browser), it reopens and retries once;
    * the retried transaction may then run after operations issued later. When `body` finds that
    * remembered metadata was stale, the attempt is aborted and retried at once, still holding the
@@ -318,7 +391,7 @@ class IndexedDbPort implements IndexedDbStorage {
     action: string,
     path: string,
     body: (tx: Transaction<Mode>, release: () => void) => Promise<T>,
-    options?: { onTurn?: () => void; holdTurn?: boolean },
+    options?: { onTurn?: () => void; holdTurn?: boolean; after?: Promise<void> },
   ): Promise<T> {
     let passed = false;
     const pass = () => {
@@ -327,6 +400,7 @@ class IndexedDbPort implements IndexedDbStorage {
     };
     try {
       await turn.ready;
+      await options?.after;
       options?.onTurn?.();
       for (let reopened = false; ; ) {
         const db = await this.connection();
@@ -434,13 +508,15 @@ class IndexedDbPort implements IndexedDbStorage {
  * One attempt at a batch in its readwrite transaction. Tracks each file's metadata as of this
  * point of the transaction; a file the port remembers is taken as remembered (no waiting for a
  * read), with the stored record fetched in the same transaction and checked before the attempt
- * may commit or let the next transaction start.
+ * may commit or let the next transaction start (unless the port holds the file's lock).
  */
 class BatchTransaction {
   private readonly files;
   private readonly chunks;
   /** Each touched file's metadata after the steps issued so far; null: no such file. */
   private readonly current = new Map<string, FileMeta | null>();
+  /** Each touched file's trailing small records after the steps issued so far, when known. */
+  private readonly currentTail = new Map<string, Uint8Array[] | undefined>();
   /** Checks of remembered metadata against the stored records; they reject with StaleMeta. */
   private readonly checks: Promise<void>[] = [];
   /** Write requests issued; their outcome is the transaction's. */
@@ -450,7 +526,7 @@ class BatchTransaction {
 
   constructor(
     private readonly tx: WriteTransaction,
-    private readonly remembered: Map<string, FileMeta>,
+    private readonly remembered: RememberedFiles,
   ) {
     this.files = tx.objectStore("files");
     this.chunks = tx.objectStore("chunks");
@@ -507,7 +583,7 @@ class BatchTransaction {
         this.issue(this.chunks.delete(chunkKeys(path, 0)));
         const added = this.addChunks(path, 0, operation.data);
         const size = operation.data.length;
-        this.put({ path, size, chunkCount: added.count, lastChunkOffset: added.lastOffset ?? 0, tailOffset: size, mtimeMs: Date.now() });
+        this.put({ path, size, chunkCount: added.count, lastChunkOffset: added.lastOffset ?? 0, tailOffset: size, mtimeMs: Date.now() }, []);
         return;
       }
       case "truncate": {
@@ -524,7 +600,7 @@ class BatchTransaction {
         const last = size > 0 ? await this.chunks.openCursor(chunkKeys(path, 0, size), "prev") : null;
         if (last && last.key[1] + last.value.length > size) await last.update(last.value.slice(0, size - last.key[1]));
         const tailOffset = Math.min(meta.tailOffset ?? meta.size, size);
-        this.put({ ...meta, size, chunkCount: meta.chunkCount - dropped, lastChunkOffset: last?.key[1] ?? 0, tailOffset, mtimeMs: Date.now() });
+        this.put({ ...meta, size, chunkCount: meta.chunkCount - dropped, lastChunkOffset: last?.key[1] ?? 0, tailOffset, mtimeMs: Date.now() }, undefined);
         return;
       }
       case "remove": {
@@ -532,6 +608,7 @@ class BatchTransaction {
         if (!meta) return;
         this.issue(this.chunks.delete(chunkKeys(path, 0)), this.files.delete(path));
         this.current.set(path, null);
+        this.currentTail.set(path, undefined);
         this.remembered.delete(path);
         return;
       }
@@ -553,27 +630,40 @@ class BatchTransaction {
     const large = data.length >= TAIL_MERGE_BYTES;
     let { chunkCount, lastChunkOffset } = meta;
     let nextTailOffset = tailOffset;
+    let tail = this.currentTail.get(path);
     if (large || meta.size - tailOffset + data.length > TAIL_MERGE_BYTES) {
-      chunkCount -= await this.mergeRecords(path, tailOffset, meta.size);
+      chunkCount -= await this.mergeRecords(path, tailOffset, meta.size, tail);
       nextTailOffset = meta.size;
+      tail = [];
     }
     const added = this.addChunks(path, meta.size, data);
     const size = meta.size + data.length;
-    this.put({
-      path,
-      size,
-      chunkCount: chunkCount + added.count,
-      lastChunkOffset: added.lastOffset ?? lastChunkOffset,
-      tailOffset: large ? size : nextTailOffset,
-      mtimeMs: Date.now(),
-    });
+    this.put(
+      {
+        path,
+        size,
+        chunkCount: chunkCount + added.count,
+        lastChunkOffset: added.lastOffset ?? lastChunkOffset,
+        tailOffset: large ? size : nextTailOffset,
+        mtimeMs: Date.now(),
+      },
+      large ? [] : tail && [...tail, data],
+    );
   }
 
-  /** Merges the records holding bytes [from, to) into one; returns how many records fewer there are. */
-  private async mergeRecords(path: string, from: number, to: number): Promise<number> {
+  /**
+   * Merges the records holding bytes [from, to) into one; returns how many records fewer there
+   * are. `known`: those records' bytes as this port wrote them (else they are read).
+   */
+  private async mergeRecords(path: string, from: number, to: number, known: Uint8Array[] | undefined): Promise<number> {
     if (from === to) return 0;
-    await this.checked(); // the records read below must be the stored file's
     const range = chunkKeys(path, from, to);
+    if (known && known.reduce((sum, record) => sum + record.length, 0) === to - from) {
+      if (known.length <= 1) return 0;
+      this.issue(this.chunks.delete(range), this.chunks.put(concat(known), [path, from]));
+      return known.length - 1;
+    }
+    await this.checked(); // the records read below must be the stored file's
     const [keys, records] = await Promise.all([this.chunks.getAllKeys(range), this.chunks.getAll(range)]);
     if (records.length <= 1) return 0;
     let offset = from;
@@ -595,18 +685,22 @@ class BatchTransaction {
     if (current !== undefined) return current;
     const remembered = this.remembered.get(path);
     if (remembered) {
-      this.current.set(path, remembered);
+      const { meta } = remembered;
+      this.current.set(path, meta);
+      this.currentTail.set(path, remembered.tail);
+      if (this.remembered.trusted(path)) return meta;
       const check = this.files.get(path).then((stored) => {
-        if (stored && sameMeta(stored, remembered)) return;
+        if (stored && sameMeta(stored, meta)) return;
         this.stale = true;
         throw new StaleMeta(`${path}: the stored metadata changed`);
       });
       check.catch(() => {}); // observed by checked(), perhaps only after other awaits
       this.checks.push(check);
-      return remembered;
+      return meta;
     }
     const stored = (await this.files.get(path)) ?? null;
     this.current.set(path, stored);
+    this.currentTail.set(path, undefined);
     return stored;
   }
 
@@ -618,6 +712,7 @@ class BatchTransaction {
   /** Metadata for a file about to be created, after checking the path can be one. */
   private async newFile(path: string): Promise<FileMeta> {
     await this.checkNewFile(path);
+    this.currentTail.set(path, []);
     return { path, size: 0, chunkCount: 0, lastChunkOffset: 0, tailOffset: 0, mtimeMs: Date.now() };
   }
 
@@ -653,12 +748,12 @@ class BatchTransaction {
     }
   }
 
-  private put(meta: FileMeta): void {
+  /** Puts a file's metadata; `tail`: the bytes of its trailing small records, when known. */
+  private put(meta: FileMeta, tail: Uint8Array[] | undefined): void {
     this.issue(this.files.put(meta));
     this.current.set(meta.path, meta);
-    this.remembered.delete(meta.path); // re-inserted last: most recently written
-    this.remembered.set(meta.path, meta);
-    if (this.remembered.size > REMEMBERED_FILES) this.remembered.delete(this.remembered.keys().next().value as string);
+    this.currentTail.set(meta.path, tail);
+    this.remembered.set(meta.path, { meta, tail });
   }
 
   /** Re-puts a synced file's metadata, so that the strict commit has something to write. */

@@ -4,9 +4,14 @@
  * Appends go through one cached "a" FileHandle per path (several times faster than appendFile);
  * writes are atomic (temp file + fsync + rename); locks are O_EXCL lock files that name their
  * owner so a crashed owner's lock can be taken over.
+ *
+ * A lock's owner is dead when, on this host, its pid is gone, or (Linux) the host booted since, or
+ * the process now holding that pid started at another time than the owner did (the kernel reuses
+ * pids: a dead writer's pid may belong to any process later). The start time is field 22 of
+ * /proc/<pid>/stat (clock ticks since boot), kept in the lock file with the boot id.
  */
 import { randomBytes } from "node:crypto";
-import { open, mkdir, readdir, rename, stat, truncate, unlink, type FileHandle } from "node:fs/promises";
+import { open, mkdir, readFile, readdir, rename, stat, truncate, unlink, type FileHandle } from "node:fs/promises";
 import os from "node:os";
 import nodePath from "node:path";
 import {
@@ -59,6 +64,10 @@ interface LockOwner {
   pid: number;
   hostname: string;
   acquiredAt: string;
+  /** Linux: the owner's start time, field 22 of /proc/<pid>/stat (clock ticks since boot). */
+  startTime?: number;
+  /** Linux: /proc/sys/kernel/random/boot_id when the lock was taken; start times count from that boot. */
+  bootId?: string;
 }
 
 export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
@@ -134,7 +143,8 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
   }
 
   async function tryAcquire(key: string, lockFile: string, mayTakeOver: boolean): Promise<StorageLock> {
-    const owner: LockOwner = { pid: process.pid, hostname: os.hostname(), acquiredAt: new Date().toISOString() };
+    const identity = await processIdentity(process.pid);
+    const owner: LockOwner = { pid: process.pid, hostname: os.hostname(), acquiredAt: new Date().toISOString(), ...identity };
     try {
       await createExclusive(lockFile, JSON.stringify(owner));
     } catch (error) {
@@ -148,9 +158,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
         });
       }
       const stale =
-        found.owner === null
-          ? Date.now() - found.mtimeMs > UNREADABLE_LOCK_GRACE_MS
-          : found.owner.hostname === os.hostname() && !isProcessAlive(found.owner.pid);
+        found.owner === null ? Date.now() - found.mtimeMs > UNREADABLE_LOCK_GRACE_MS : found.owner.hostname === os.hostname() && (await ownerIsGone(found.owner));
       if (stale && mayTakeOver) {
         await unlinkIfPresent(lockFile);
         return tryAcquire(key, lockFile, false);
@@ -382,12 +390,59 @@ function parseLockOwner(text: string): LockOwner | null {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== "object" || value === null) return null;
-    const { pid, hostname, acquiredAt } = value as Record<string, unknown>;
+    const { pid, hostname, acquiredAt, startTime, bootId } = value as Record<string, unknown>;
     if (!Number.isSafeInteger(pid) || (pid as number) <= 0 || typeof hostname !== "string") return null;
-    return { pid: pid as number, hostname, acquiredAt: typeof acquiredAt === "string" ? acquiredAt : "" };
+    return {
+      pid: pid as number,
+      hostname,
+      acquiredAt: typeof acquiredAt === "string" ? acquiredAt : "",
+      ...(Number.isSafeInteger(startTime) ? { startTime: startTime as number } : {}),
+      ...(typeof bootId === "string" ? { bootId } : {}),
+    };
   } catch {
     return null;
   }
+}
+
+/**
+ * Whether the owner of a lock taken on this host is dead: its pid is gone, the host booted since,
+ * or the pid now names a process that started at another time (a reused pid). Lock files without
+ * a start time (older ones, other platforms) are judged by the pid alone.
+ */
+async function ownerIsGone(owner: LockOwner): Promise<boolean> {
+  if (!isProcessAlive(owner.pid)) return true;
+  if (owner.startTime === undefined || owner.bootId === undefined) return false;
+  const now = await processIdentity(owner.pid);
+  if (now.bootId === undefined) return false;
+  if (now.bootId !== owner.bootId) return true;
+  // The pid's process may have exited between the two looks: no start time then, and it is gone.
+  return now.startTime !== owner.startTime;
+}
+
+/** Linux: a process's start time and the boot it counts from; nothing elsewhere (or when unreadable). */
+async function processIdentity(pid: number): Promise<{ startTime?: number; bootId?: string }> {
+  let bootId: string;
+  try {
+    bootId = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+  } catch {
+    return {};
+  }
+  try {
+    const startTime = parseStartTime(await readFile(`/proc/${pid}/stat`, "utf8"));
+    return startTime === undefined ? { bootId } : { startTime, bootId };
+  } catch {
+    return { bootId };
+  }
+}
+
+/**
+ * Field 22 (starttime) of a /proc/<pid>/stat line. Field 2 is the command name in parentheses and
+ * may itself hold spaces and parentheses, so fields are counted from the last ")".
+ */
+function parseStartTime(stat: string): number | undefined {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const value = Number(fields[22 - 3]);
+  return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 function isProcessAlive(pid: number): boolean {

@@ -16,6 +16,11 @@
  * Sync handles are exclusive per file across the origin: a second tab's worker opening the same
  * file gets StorageError "locked". Writers coordinate with `acquireLock` (Web Locks) first;
  * reads use `File` snapshots and never take the handle.
+ *
+ * Operations on one path run one at a time in call order. An append or sync on a file whose
+ * handle is open and which has nothing queued runs at once (a flush is one write and one
+ * `flush()` with nothing around them), so a SessionManager running in the worker on this port
+ * (see README, "OPFS: the session in the worker") pays the platform's cost and little more.
  */
 import {
   StorageError,
@@ -171,13 +176,16 @@ class OpfsPort implements OpfsStorage {
 
   async append(path: string, data: Uint8Array): Promise<void> {
     checkStoragePath(path);
+    // The file's handle is open and nothing of it is queued: written now (no copy, no turn).
+    const idle = this.idleOpenFile(path);
+    if (idle) {
+      await this.now(`append ${path}`, path, () => appendTo(idle, data, path));
+      return this.changes.notify([path]);
+    }
     const bytes = data.slice(); // the caller may reuse its buffer before our turn comes
     return this.changing(path, `append ${path}`, async () => {
       if (!this.syncHandles) return this.writeWritable(await this.fileHandle(path, true), bytes, "append", path);
-      const open = await this.openFile(path, true);
-      writeFully(open.access, bytes, open.size, path);
-      open.size += bytes.length;
-      open.mtimeMs = Date.now();
+      appendTo(await this.openFile(path, true), bytes, path);
     });
   }
 
@@ -249,6 +257,8 @@ class OpfsPort implements OpfsStorage {
 
   async sync(path: string): Promise<void> {
     checkStoragePath(path);
+    const idle = this.idleOpenFile(path);
+    if (idle) return this.now(`sync ${path}`, path, () => idle.access.flush());
     return this.exclusive(path, `sync ${path}`, async () => {
       const open = this.open.get(path);
       if (open) return open.access.flush();
@@ -302,6 +312,28 @@ class OpfsPort implements OpfsStorage {
       if (this.tails.get(path) === tail) this.tails.delete(path);
     });
     return result;
+  }
+
+  /**
+   * The open sync handle of a file none of whose operations is queued (marked most recently
+   * used), else undefined: an append or sync on it can run at once, in call order.
+   */
+  private idleOpenFile(path: string): OpenFile | undefined {
+    if (this.tails.has(path)) return undefined;
+    const open = this.open.get(path);
+    if (!open) return undefined;
+    this.open.delete(path); // re-insert: most recently used last
+    this.open.set(path, open);
+    return open;
+  }
+
+  /** Runs a synchronous operation now; a failure becomes a rejected StorageError. */
+  private async now(action: string, path: string, operation: () => void): Promise<void> {
+    try {
+      operation();
+    } catch (error) {
+      throw toStorageError(error, `opfs ${action}`, path);
+    }
   }
 
   /** An `exclusive` operation that changes the file: reported to watchers once it succeeded. */
@@ -475,6 +507,13 @@ async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: bool
 function ignoreNotAFile(error: unknown): null {
   if (error instanceof StorageError && error.code === "io") return null;
   throw error;
+}
+
+/** Writes `data` at the end of an open file. */
+function appendTo(open: OpenFile, data: Uint8Array, path: string): void {
+  writeFully(open.access, data, open.size, path);
+  open.size += data.length;
+  open.mtimeMs = Date.now();
 }
 
 /**

@@ -43,6 +43,11 @@ export interface StorageServerOptions {
    * directory above them shows only what lies on the way to them. Default: every path.
    */
   paths?: readonly string[];
+  /**
+   * In a read-only server, the directories clients may still change (e.g. ".sessionkit", where
+   * listing catalogs and search indexes live, mounted from a cache elsewhere). Default none.
+   */
+  writablePaths?: readonly string[];
 }
 
 export interface ConnectOptions {
@@ -81,7 +86,7 @@ export function createStorageServer(port: StoragePort, options: StorageServerOpt
     port,
     readOnly: options.readOnly ?? false,
     connect(connectOptions = {}) {
-      const connection = new Connection(port, options.readOnly ?? false, policy, connectOptions, () => connections.delete(connection));
+      const connection = new Connection(port, writePolicy(options), policy, connectOptions, () => connections.delete(connection));
       connections.add(connection);
       return connection;
     },
@@ -116,7 +121,7 @@ class Connection implements ClientConnection {
 
   constructor(
     private readonly port: StoragePort,
-    private readonly readOnly: boolean,
+    private readonly mayChange: (call: RpcCall) => boolean,
     private readonly policy: PathPolicy,
     private readonly options: ConnectOptions,
     private readonly onClosed: () => void,
@@ -135,7 +140,8 @@ class Connection implements ClientConnection {
   async handle(request: unknown): Promise<RpcResponse> {
     const parsed = requestSchema.safeParse(request);
     if (!parsed.success) {
-      const id = isRpcMessage(request) && Number.isInteger(request.id) ? (request.id as number) : null;
+      // Echoed only when the reply can carry it (the protocol takes safe integers).
+      const id = isRpcMessage(request) && Number.isSafeInteger(request.id) ? (request.id as number) : null;
       return errorResponse(id, invalidMessage("storage request", parsed.error));
     }
     const { id, call } = parsed.data;
@@ -186,7 +192,7 @@ class Connection implements ClientConnection {
 
   private async perform(call: RpcCall): Promise<unknown> {
     const { port } = this;
-    if (this.readOnly && MUTATING_OPS.has(call.op)) throw new StorageError("read-only", `${call.op} refused: the store is served read-only`, pathOption(call));
+    if (MUTATING_OPS.has(call.op) && !this.mayChange(call)) throw new StorageError("read-only", `${call.op} refused: the store is served read-only`, pathOption(call));
     switch (call.op) {
       case "read": {
         const data = await port.read(this.policy.file(call.path), call.range);
@@ -338,6 +344,18 @@ class Connection implements ClientConnection {
       for (const [id, transfer] of transfers) if (nowMs - transfer.touchedMs > STAGED_TTL_MS) transfers.delete(id);
     }
   }
+}
+
+/** Whether a mutating call may go ahead: always on a writable server, else only below `writablePaths`. */
+function writePolicy(options: StorageServerOptions): (call: RpcCall) => boolean {
+  if (!options.readOnly) return () => true;
+  const writable = options.writablePaths ?? [];
+  return (call) => {
+    // Staging only buffers bytes; the write that commits them is checked itself.
+    if (call.op === "stage") return writable.length > 0;
+    const { path } = pathOption(call);
+    return path !== undefined && writable.some((dir) => isAtOrBelow(path, dir));
+  };
 }
 
 /** Which storage paths a server exposes. */

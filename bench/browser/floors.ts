@@ -38,9 +38,31 @@ function done(tx: IDBTransaction): Promise<void> {
   });
 }
 
-/** Per-iteration times of raw IndexedDB transactions (no idb, no sessionkit), `iterations` each. */
-export async function idbFloor(dbName: string, iterations: number, bytes: number): Promise<IdbFloor> {
-  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+/**
+ * The appends' IndexedDB floor: `flushes` strict readwrite transactions, one after the other, each
+ * adding a `bytes` chunk record and putting a metadata record (raw IndexedDB, committed at once):
+ * one strict transaction per flush, what a durable flush cannot do with less. Total ms.
+ */
+export async function idbFlushFloor(dbName: string, flushes: number, bytes: number): Promise<number> {
+  const db = await openFloorDatabase(dbName);
+  const chunk = new Uint8Array(bytes).fill(0x61);
+  try {
+    const start = performance.now();
+    for (let i = 0, offset = 0; i < flushes; i++, offset += bytes) {
+      const tx = db.transaction(["files", "chunks"], "readwrite", { durability: "strict" });
+      tx.objectStore("chunks").add(chunk, ["floor", offset]);
+      tx.objectStore("files").put({ path: "floor", size: offset + bytes });
+      tx.commit();
+      await done(tx);
+    }
+    return performance.now() - start;
+  } finally {
+    db.close();
+  }
+}
+
+function openFloorDatabase(dbName: string): Promise<IDBDatabase> {
+  return new Promise<IDBDatabase>((resolve, reject) => {
     const request = indexedDB.open(dbName, 1);
     request.onupgradeneeded = () => {
       request.result.createObjectStore("files", { keyPath: "path" });
@@ -49,6 +71,11 @@ export async function idbFloor(dbName: string, iterations: number, bytes: number
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);
   });
+}
+
+/** Per-iteration times of raw IndexedDB transactions (no idb, no sessionkit), `iterations` each. */
+export async function idbFloor(dbName: string, iterations: number, bytes: number): Promise<IdbFloor> {
+  const db = await openFloorDatabase(dbName);
   const chunk = new Uint8Array(bytes).fill(0x61);
   let offset = 0;
   const put = (durability: "relaxed" | "strict", withChunk: boolean) => {

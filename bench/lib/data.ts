@@ -7,13 +7,15 @@
  *          each with a fresh header: id, timestamp, cwd)
  *   huge/  sessions/--bench-huge-project--/<one ~1 GiB session>    (--huge only; pi-written
  *          entries repeated with fresh ids, chained into one tree)
+ *   search/ sessions/--bench-search-<k>--/<30 sessions each, 10 projects, ~436 MB>   (every
+ *          session written by pi, text drawn from a 50,000-word Zipf vocabulary: no copies)
  */
 import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PiSessionManager } from "./pi.js";
-import { MessageFactory, SESSION_SIZES } from "./messages.js";
+import { MessageFactory, SESSION_SIZES, zipfWords, type WordSource } from "./messages.js";
 
 export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DATA_DIR = join(BENCH_DIR, ".data");
@@ -42,6 +44,7 @@ type PiMessage = Parameters<PiSessionManager["appendMessage"]>[0];
 
 interface Manifest {
   version: number;
+  search?: { files: number; bytes: number };
   open?: { path: string; size: number };
   list?: { files: number; bytes: number };
   huge?: { path: string; size: number };
@@ -79,9 +82,9 @@ function log(message: string): void {
  * user → (assistant toolCall → toolResult)* → assistant, with model and thinking-level changes,
  * compactions, branches, a branch summary, labels, a session name and custom entries.
  */
-export function writePiSession(sessionDir: string, cwd: string, seed: number, targetBytes: number): string {
+export function writePiSession(sessionDir: string, cwd: string, seed: number, targetBytes: number, word?: WordSource, startMs?: number): string {
   const pi = PiSessionManager.create(cwd, sessionDir);
-  const factory = new MessageFactory(seed, SESSION_SIZES);
+  const factory = new MessageFactory(seed, SESSION_SIZES, startMs, word);
   const random = factory.random;
   pi.appendModelChange("anthropic", "claude-sonnet-4-5");
   pi.appendThinkingLevelChange("medium");
@@ -186,6 +189,58 @@ export function ensureListSessions(): { files: number; bytes: number } {
   const list = listFiles();
   writeManifest({ ...readManifest(), list });
   return list;
+}
+
+export const SEARCH_ROOT = join(DATA_DIR, "search");
+const SEARCH_PROJECTS = 10;
+const SEARCH_SESSIONS_PER_PROJECT = 30;
+/** Session sizes (bytes), cycled: ~1.45 MB on average, 300 sessions ≈ 436 MB (issue #9's store). */
+const SEARCH_SESSION_BYTES = [0.4e6, 0.6e6, 0.8e6, 1.0e6, 1.2e6, 1.5e6, 1.8e6, 2.2e6, 2.6e6, 2.4e6];
+
+export function searchProjectCwd(project: number): string {
+  return `/bench/search-${project}`;
+}
+
+function searchFiles(): { files: number; bytes: number } {
+  const sessions = join(SEARCH_ROOT, "sessions");
+  if (!existsSync(sessions)) return { files: 0, bytes: 0 };
+  let files = 0;
+  let bytes = 0;
+  for (const dir of readdirSync(sessions)) {
+    for (const name of readdirSync(join(sessions, dir))) {
+      if (!name.endsWith(".jsonl")) continue;
+      files++;
+      bytes += statSync(join(sessions, dir, name)).size;
+    }
+  }
+  return { files, bytes };
+}
+
+/**
+ * The search store: 300 sessions in 10 projects (~436 MB), every one written by pi's
+ * SessionManager with its own seed, so each has its own text (a search index over copies would
+ * flatter every index).
+ */
+export function ensureSearchStore(): { files: number; bytes: number } {
+  const manifest = readManifest();
+  const present = searchFiles();
+  if (manifest.search && manifest.search.files === present.files && manifest.search.bytes === present.bytes) return present;
+  rmSync(SEARCH_ROOT, { recursive: true, force: true });
+  log(`writing ${SEARCH_PROJECTS * SEARCH_SESSIONS_PER_PROJECT} sessions in ${SEARCH_PROJECTS} projects with pi (~436 MB) …`);
+  const word = zipfWords(50_000, 9);
+  const start = Date.UTC(2026, 2, 1, 8, 0, 0);
+  for (let project = 0; project < SEARCH_PROJECTS; project++) {
+    const cwd = searchProjectCwd(project);
+    const dir = join(SEARCH_ROOT, "sessions", `--${cwd.slice(1).replace(/\//g, "-")}--`);
+    for (let i = 0; i < SEARCH_SESSIONS_PER_PROJECT; i++) {
+      const n = project * SEARCH_SESSIONS_PER_PROJECT + i;
+      writePiSession(dir, cwd, 1000 + n, SEARCH_SESSION_BYTES[n % SEARCH_SESSION_BYTES.length]!, word, start + n * 3_600_000);
+    }
+    log(`  project ${project + 1}/${SEARCH_PROJECTS} written`);
+  }
+  const search = searchFiles();
+  writeManifest({ ...readManifest(), search });
+  return search;
 }
 
 /**

@@ -48,48 +48,88 @@ function logUniform(random: Random, min: number, max: number): number {
   return Math.round(Math.exp(Math.log(min) + random() * (Math.log(max) - Math.log(min))));
 }
 
-function sentence(random: Random): string {
+/** Draws one word of prose. */
+export type WordSource = (random: Random) => string;
+
+const benchWords: WordSource = (random) => pick(random, WORDS);
+
+/**
+ * A vocabulary of `size` made-up words drawn with Zipf's law (the k-th most frequent word with
+ * weight 1/k), as words are in real text: a few very common, a long tail of rare ones. The search
+ * benchmark needs such a spread; the other benchmarks keep their small vocabulary.
+ */
+export function zipfWords(size: number, seed: number): WordSource {
+  const random = seededRandom(seed);
+  const syllables = ["ka", "to", "ri", "men", "sal", "vo", "de", "nu", "pre", "lin", "gro", "sta", "che", "mo", "ber", "tiv", "ax", "qu", "el", "zon", "pa", "fi", "ru", "wen"];
+  const seen = new Set<string>(WORDS);
+  const words: string[] = [...WORDS];
+  while (words.length < size) {
+    let word = "";
+    const n = int(random, 1, 4);
+    for (let i = 0; i < n; i++) word += pick(random, syllables);
+    if (!seen.has(word)) {
+      seen.add(word);
+      words.push(word);
+    }
+  }
+  const cumulative = new Float64Array(size);
+  let total = 0;
+  for (let k = 0; k < size; k++) cumulative[k] = total += 1 / (k + 1);
+  return (r) => {
+    const target = r() * total;
+    let lo = 0;
+    let hi = size - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < target) lo = mid + 1;
+      else hi = mid;
+    }
+    return words[lo]!;
+  };
+}
+
+function sentence(random: Random, word: WordSource): string {
   const n = int(random, 6, 18);
   const words: string[] = [];
-  for (let i = 0; i < n; i++) words.push(random() < 0.03 ? pick(random, NON_ASCII) : pick(random, WORDS));
+  for (let i = 0; i < n; i++) words.push(random() < 0.03 ? pick(random, NON_ASCII) : word(random));
   const text = words.join(" ");
   return text[0]!.toUpperCase() + text.slice(1) + ".";
 }
 
-function prose(random: Random, chars: number): string {
+function prose(random: Random, chars: number, word: WordSource): string {
   let out = "";
-  while (out.length < chars) out += (out ? " " : "") + sentence(random) + (random() < 0.15 ? "\n\n" : "");
+  while (out.length < chars) out += (out ? " " : "") + sentence(random, word) + (random() < 0.15 ? "\n\n" : "");
   return out.slice(0, chars);
 }
 
-function codeLine(random: Random): string {
+function codeLine(random: Random, word: WordSource): string {
   const indent = "  ".repeat(int(random, 0, 3));
   switch (int(random, 0, 5)) {
     case 0:
-      return `${indent}const ${pick(random, IDENTS)} = await ${pick(random, IDENTS)}.${pick(random, IDENTS)}("${pick(random, WORDS)}", ${int(random, 0, 9999)});`;
+      return `${indent}const ${pick(random, IDENTS)} = await ${pick(random, IDENTS)}.${pick(random, IDENTS)}("${word(random)}", ${int(random, 0, 9999)});`;
     case 1:
-      return `${indent}if (${pick(random, IDENTS)} === null) throw new Error(\`${pick(random, WORDS)} \${${pick(random, IDENTS)}} not found\`);`;
+      return `${indent}if (${pick(random, IDENTS)} === null) throw new Error(\`${word(random)} \${${pick(random, IDENTS)}} not found\`);`;
     case 2:
-      return `${indent}// ${sentence(random)}`;
+      return `${indent}// ${sentence(random, word)}`;
     case 3:
       return `${indent}return { ${pick(random, IDENTS)}: ${int(random, 0, 99)}, path: "${pick(random, FILES)}", ok: ${random() < 0.5} };`;
     case 4:
-      return `${indent}\t${pick(random, IDENTS)}.push('${pick(random, WORDS)}\\n', "${pick(random, NON_ASCII)}");`;
+      return `${indent}\t${pick(random, IDENTS)}.push('${word(random)}\\n', "${pick(random, NON_ASCII)}");`;
     default:
       return `${indent}}`;
   }
 }
 
 /** Tool output: a file listing with line numbers, or command output. */
-function toolOutput(random: Random, chars: number, tool: string): string {
+function toolOutput(random: Random, chars: number, tool: string, word: WordSource): string {
   const lines: string[] = [];
   let size = 0;
   let n = 1;
   while (size < chars) {
     const line =
       tool === "bash"
-        ? `[${int(random, 10, 23)}:${int(random, 10, 59)}:${int(random, 10, 59)}] ${pick(random, ["INFO", "WARN", "DEBUG"])} ${sentence(random)}`
-        : `${String(n).padStart(5)}\t${codeLine(random)}`;
+        ? `[${int(random, 10, 23)}:${int(random, 10, 59)}:${int(random, 10, 59)}] ${pick(random, ["INFO", "WARN", "DEBUG"])} ${sentence(random, word)}`
+        : `${String(n).padStart(5)}\t${codeLine(random, word)}`;
     lines.push(line);
     size += line.length + 1;
     n++;
@@ -143,13 +183,15 @@ export interface ToolCallBlock {
 export class MessageFactory {
   readonly #random: Random;
   readonly #sizes: MessageSizes;
+  readonly #word: WordSource;
   #clock: number;
   #model = MODELS[0]!;
   #callSeq = 0;
 
-  constructor(seed: number, sizes: MessageSizes, startMs = Date.UTC(2026, 0, 5, 9, 0, 0)) {
+  constructor(seed: number, sizes: MessageSizes, startMs = Date.UTC(2026, 0, 5, 9, 0, 0), word: WordSource = benchWords) {
     this.#random = seededRandom(seed);
     this.#sizes = sizes;
+    this.#word = word;
     this.#clock = startMs;
   }
 
@@ -168,7 +210,7 @@ export class MessageFactory {
   }
 
   user(): Record<string, unknown> {
-    const text = prose(this.#random, int(this.#random, ...this.#sizes.userChars));
+    const text = prose(this.#random, int(this.#random, ...this.#sizes.userChars), this.#word);
     const content: unknown[] = [{ type: "text", text }];
     if (this.#random() < this.#sizes.imageChance) content.push(smallImage(this.#random));
     return { role: "user", content, timestamp: this.#tick() };
@@ -178,8 +220,8 @@ export class MessageFactory {
   assistant(final: boolean): { message: Record<string, unknown>; toolCall: ToolCallBlock | null } {
     const r = this.#random;
     const content: unknown[] = [
-      { type: "thinking", thinking: prose(r, int(r, ...this.#sizes.thinkingChars)), thinkingSignature: "sig_" + Math.floor(r() * 1e12).toString(36) },
-      { type: "text", text: prose(r, int(r, ...this.#sizes.textChars)) },
+      { type: "thinking", thinking: prose(r, int(r, ...this.#sizes.thinkingChars), this.#word), thinkingSignature: "sig_" + Math.floor(r() * 1e12).toString(36) },
+      { type: "text", text: prose(r, int(r, ...this.#sizes.textChars), this.#word) },
     ];
     let toolCall: ToolCallBlock | null = null;
     if (!final) {
@@ -214,7 +256,7 @@ export class MessageFactory {
   }
 
   toolResult(call: ToolCallBlock): Record<string, unknown> {
-    const text = toolOutput(this.#random, logUniform(this.#random, ...this.#sizes.toolOutputChars), call.name);
+    const text = toolOutput(this.#random, logUniform(this.#random, ...this.#sizes.toolOutputChars), call.name, this.#word);
     return {
       role: "toolResult",
       toolCallId: call.id,
@@ -228,7 +270,8 @@ export class MessageFactory {
 
   /** A compaction summary of a few KB. */
   summary(): string {
-    return "## Goal\n" + prose(this.#random, 600) + "\n\n## Progress\n" + prose(this.#random, 1200) + "\n\n## Next steps\n" + prose(this.#random, 500);
+    const w = this.#word;
+    return "## Goal\n" + prose(this.#random, 600, w) + "\n\n## Progress\n" + prose(this.#random, 1200, w) + "\n\n## Next steps\n" + prose(this.#random, 500, w);
   }
 
   /** `count` messages for appending: user, then (assistant + tool result) pairs, a final answer every few turns. */

@@ -52,6 +52,8 @@ export async function benchAppends(runs: number, count: number): Promise<{ rows:
       ratio: ratio(flush4.median / pi.median),
       target: "≥ 2,000/s",
       verdict: verdict(flush4.median >= 2000),
+      key: "appends.flushEvery4",
+      figures: { count, oursPerSec: flush4.median, oursBestPerSec: flush4.best, piPerSec: pi.median, piBestPerSec: pi.best, ratioToPi: flush4.median / pi.median, targetPerSec: 2000 },
     },
     {
       name: `${count.toLocaleString("en-US")} appends, one \`flush()\` at the end: ours vs pi`,
@@ -60,6 +62,8 @@ export async function benchAppends(runs: number, count: number): Promise<{ rows:
       ratio: ratio(atEnd.median / pi.median),
       target: "≥ 1× pi",
       verdict: verdict(atEnd.median >= pi.median),
+      key: "appends.flushAtEnd",
+      figures: { count, oursPerSec: atEnd.median, oursBestPerSec: atEnd.best, piPerSec: pi.median, piBestPerSec: pi.best, ratioToPi: atEnd.median / pi.median, targetRatioToPi: 1 },
     },
   ];
   rows.push({
@@ -69,6 +73,8 @@ export async function benchAppends(runs: number, count: number): Promise<{ rows:
     ratio: "",
     target: "equal",
     verdict: verdict(piReadBack === count),
+    key: "appends.piReadBack",
+    figures: { appended: count, piRead: piReadBack ?? 0, equal: piReadBack === count },
   });
   await storage.close();
   rmSync(OURS_ROOT, { recursive: true, force: true });

@@ -62,6 +62,8 @@ export async function benchHeap(runs: number): Promise<{ rows: Row[]; notes: str
       ratio: ratio(peak / data.size),
       target: "≤ 3× file",
       verdict: verdict(peak / data.size <= 3),
+      key: `memory.open.${mode === "read-only" ? "readOnly" : "writable"}`,
+      figures: { peakHeapBytes: peak, fileBytes: data.size, piPeakHeapBytes: pi.peak, ratioToFile: peak / data.size, targetRatioToFile: 3 },
     });
   }
   const retained = median(measured["read-only"], "retainedHeap");
@@ -72,6 +74,8 @@ export async function benchHeap(runs: number): Promise<{ rows: Row[]; notes: str
     ratio: ratio(retained / pi.retained),
     target: "—",
     verdict: "info",
+    key: "memory.open.retained",
+    figures: { oursBytes: retained, piBytes: pi.retained, ratioToPi: retained / pi.retained },
   });
   const rss = median(measured["read-only"], "maxRss");
   rows.push({
@@ -81,6 +85,8 @@ export async function benchHeap(runs: number): Promise<{ rows: Row[]; notes: str
     ratio: ratio(rss / pi.rss),
     target: "—",
     verdict: "info",
+    key: "memory.open.peakRss",
+    figures: { oursBytes: rss, piBytes: pi.rss, ratioToPi: rss / pi.rss },
   });
   return {
     rows,

@@ -63,6 +63,8 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
         ratio: lazy.error ? "" : ratio(lazy.ms / TARGET_MS),
         target: `≤ ${formatMs(TARGET_MS)}`,
         verdict: verdict(!lazy.error && lazy.messages > 0 && lazy.ms <= TARGET_MS),
+        key: "huge",
+        figures: { targetMs: TARGET_MS },
       },
       {
         name: "the same open: ours lazy vs ours parsing every line at open (parse: \"full\", the open before lazy entries)",
@@ -71,6 +73,12 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
         ratio: bothOpened ? ratio(lazy.ms / full.ms) : "",
         target: "same context",
         verdict: verdict(bothOpened && lazy.messages === full.messages && lazy.entries === full.entries),
+        key: "huge.full",
+        figures: {
+          opened: !full.error,
+          ...(full.error ? {} : { ms: full.ms, contextMessages: full.messages, peakRssBytes: full.maxRss, peakHeapBytes: full.peakHeap }),
+          ...(bothOpened ? { lazyRatioToFull: lazy.ms / full.ms } : {}),
+        },
       },
       {
         name: "the same, as a whole process: `sessionkit context FILE --json` (bundled bin, start-up and output included)",
@@ -79,6 +87,8 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
         ratio: "",
         target: "—",
         verdict: "info",
+        key: "huge.process",
+        figures: { ms: cli.ms, outputBytes: cli.stdout.length },
       },
       {
         name: "the same open: ours lazy vs pi",
@@ -87,6 +97,15 @@ export async function benchHuge(): Promise<{ rows: Row[]; notes: string[] }> {
         ratio: "",
         target: "ours opens, pi fails",
         verdict: verdict(!lazy.error && lazy.messages > 0 && pi.error !== undefined),
+        key: "huge",
+        figures: {
+          fileBytes: data.size,
+          oursOpened: !lazy.error,
+          ...(lazy.error ? {} : { oursMs: lazy.ms, entries: lazy.entries, contextMessages: lazy.messages, oursPeakRssBytes: lazy.maxRss, oursPeakHeapBytes: lazy.peakHeap }),
+          piOpened: pi.error === undefined,
+          piMs: pi.ms,
+          ...(pi.error === undefined ? { piPeakRssBytes: pi.maxRss } : {}),
+        },
       },
     ],
     notes: [

@@ -77,6 +77,8 @@ async function benchProcesses(file: string, runs: number): Promise<Row[]> {
       ratio: ratio(ours.median / pi.median),
       target: "≤ 0.5×",
       verdict: verdict(ours.median / pi.median <= 0.5),
+      key: "open.process",
+      figures: { oursMs: ours.median, oursMinMs: ours.min, piMs: pi.median, piMinMs: pi.min, ratioToPi: ours.median / pi.median, targetRatioToPi: 0.5 },
     },
     {
       name: "whole process: `sessionkit context FILE --json` vs a process that only reads the file and JSON.parses every line (bench/lib/bare-parse.mjs)",
@@ -85,6 +87,8 @@ async function benchProcesses(file: string, runs: number): Promise<Row[]> {
       ratio: ratio(ours.median / bare.median),
       target: "—",
       verdict: "info",
+      key: "open.process",
+      figures: { bareMs: bare.median, bareMinMs: bare.min, ratioToBare: ours.median / bare.median },
     },
     {
       name: "whole process: the same JSON on stdout as pi's",
@@ -93,6 +97,8 @@ async function benchProcesses(file: string, runs: number): Promise<Row[]> {
       ratio: "",
       target: "equal",
       verdict: verdict(printed.ours === printed.pi),
+      key: "open.process.output",
+      figures: { oursBytes: printed.ours.length, piBytes: printed.pi.length, equal: printed.ours === printed.pi },
     },
   ];
 }
@@ -142,8 +148,10 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
   const bare = get("bare").sample;
   const rows: Row[] = [...processRows];
   const size = `${(data.size / 1e6).toFixed(1)} MB, ${entries.toLocaleString("en-US")} entries`;
-  for (const mode of ["read-only", "writable"]) {
+  for (const mode of ["read-only", "writable"] as const) {
     const sample = get(`ours ${mode}`).sample;
+    // The read-only open is the headline (`open.*`); the writable one is `open.writable.*`.
+    const key = mode === "read-only" ? "open" : "open.writable";
     rows.push({
       name: `in process: open + buildSessionContext, ${size}: ours (${mode}) vs pi`,
       ours: timing(sample),
@@ -151,12 +159,20 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
       ratio: ratio(sample.median / pi.median),
       target: "≤ 0.5×",
       verdict: verdict(sample.median / pi.median <= 0.5),
+      key,
+      figures: {
+        oursMs: sample.median,
+        oursMinMs: sample.min,
+        ...(mode === "read-only" ? { piMs: pi.median, piMinMs: pi.min, fileBytes: data.size, entries } : {}),
+        ratioToPi: sample.median / pi.median,
+        targetRatioToPi: 0.5,
+      },
     });
   }
   // The target is the default open's; parsing every line is shown beside it.
-  for (const [name, label, target] of [
-    ["ours read-only", "ours (lazy, the default: message lines proved, parsed on demand)", true],
-    ["ours full parse", "ours (parse: \"full\", every line parsed at open)", false],
+  for (const [name, label, target, key] of [
+    ["ours read-only", "ours (lazy, the default: message lines proved, parsed on demand)", true, "open"],
+    ["ours full parse", "ours (parse: \"full\", every line parsed at open)", false, "open.full"],
   ] as const) {
     const sample = get(name).sample;
     rows.push({
@@ -166,6 +182,10 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
       ratio: ratio(sample.median / bare.median),
       target: target ? "≤ 1.2×" : "—",
       verdict: target ? verdict(sample.median / bare.median <= 1.2) : "info",
+      key,
+      figures: target
+        ? { bareMs: bare.median, bareMinMs: bare.min, ratioToBare: sample.median / bare.median, targetRatioToBare: 1.2 }
+        : { oursMs: sample.median, oursMinMs: sample.min, ratioToBare: sample.median / bare.median },
     });
   }
   const oursContext = get("ours read-only").last.context as SessionContext;
@@ -178,6 +198,8 @@ export async function benchOpen(runs: number): Promise<OpenSection> {
     ratio: "",
     target: "equal",
     verdict: verdict(same),
+    key: "open.context",
+    figures: { oursMessages: oursContext.messages.length, piMessages: piContext.messages.length, equal: same },
   });
   await storage.close();
   return {

@@ -61,6 +61,8 @@ export async function benchRemote(runs: number): Promise<{ rows: Row[]; notes: s
         ratio: ratio(ours / peer),
         target: "report",
         verdict: "info",
+        key: "remote.electronAppends",
+        figures: { oursMs: ours, oursMinMs: Math.min(...electron), nodeFsMs: peer, nodeFsMinMs: Math.min(...local), ratioToNodeFs: ours / peer },
       },
     ],
     notes: [

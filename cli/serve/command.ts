@@ -5,19 +5,24 @@ import { fileURLToPath } from "node:url";
 import type { Run } from "../commands.js";
 import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
+import { storeCacheDir } from "../store-cache.js";
 import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./server.js";
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;
-  // --root (repeatable), else every agent's store found on this machine (only --agent's, when given).
+  // --root (repeatable), else the stores the CLI reads: --store's database, or every agent's store
+  // found on this machine (only --agent's, when given).
   const stores: StoreConfig[] = [];
   if (args.roots.length > 0) {
     for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
       await requireDirectory(root);
-      stores.push({ root });
+      stores.push({ root, cacheDir: storeCacheDir(root, io.env, run.home) });
     }
   } else {
-    for (const store of await run.stores()) stores.push({ root: store.root, label: store.label, agent: store.agent });
+    for (const store of await run.stores()) {
+      if (store.database) stores.push({ storage: await store.database.open(), root: store.root, label: store.label });
+      else stores.push({ root: store.root, label: store.label, agent: store.agent, cacheDir: storeCacheDir(store.root, io.env, run.home) });
+    }
     if (stores.length === 0) throw new CliError("no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
   }
   const host = args.host ?? "127.0.0.1";

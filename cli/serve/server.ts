@@ -16,20 +16,37 @@ import { networkInterfaces } from "node:os";
 import nodePath from "node:path";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
+import { mountedStorage } from "../../adapters/mounted.js";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { createStorageServer, type ClientConnection, type StorageServer } from "../../adapters/rpc/server.js";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL, errorResponse, type RpcResponse, type RpcResponseBatch } from "../../adapters/rpc/protocol.js";
-import { StorageError, checkStoragePath, type StorageErrorCode } from "../../src/port.js";
+import { StorageError, checkStoragePath, type StorageErrorCode, type StoragePort } from "../../src/port.js";
+import { KIT_DIR } from "../store-cache.js";
 
-export interface StoreConfig {
-  /** The directory holding sessions/ and blobs/. */
-  root: string;
+export type StoreConfig = (
+  | {
+      /** The directory holding sessions/ and blobs/. */
+      root: string;
+    }
+  | {
+      /** A store opened by the caller (a database); the server closes it when it closes. */
+      storage: StoragePort & { close(): Promise<void> };
+      /** How the store is named (a URL without its password): its id derives from it. */
+      root: string;
+    }
+) & {
   /** What the page shows for it; default the root. */
   label?: string;
   /** The agent whose store it is ("pi", "omp", …), when known. */
   agent?: string;
-}
+  /**
+   * Where the store's `.sessionkit/` (listing catalog, search index) lives: a cache directory of
+   * the user's, mounted over the store, so clients keep their caches without writing into the
+   * agent's folder, even when the store is served read-only. Default: inside the store.
+   */
+  cacheDir?: string;
+};
 
 export interface ServeOptions {
   stores: StoreConfig[];
@@ -82,7 +99,7 @@ interface Store {
   label: string;
   agent: string | undefined;
   root: string;
-  storage: NodeFsStorage;
+  storage: StoragePort;
   server: StorageServer;
 }
 
@@ -116,10 +133,14 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
   const viewerDir = options.viewerDir ? nodePath.resolve(options.viewerDir) : null;
   const stores = new Map<string, Store>();
   for (const config of options.stores) {
-    const root = nodePath.resolve(config.root);
-    const storage = nodeFsStorage({ root });
+    const root = "storage" in config ? config.root : nodePath.resolve(config.root);
+    const base = "storage" in config ? config.storage : nodeFsStorage({ root });
+    const storage = config.cacheDir === undefined ? base : mountedStorage(base, { [KIT_DIR]: nodeFsStorage({ root: config.cacheDir }) });
     const id = storeId(root, stores);
-    stores.set(id, { id, label: config.label ?? root, agent: config.agent, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS }) });
+    // The kit's caches stay writable on a read-only store when they are not in an agent's folder:
+    // mounted from the user's cache dir, or a database's own (it has no agent writing beside them).
+    const writablePaths = config.cacheDir !== undefined || "storage" in config ? [KIT_DIR] : [];
+    stores.set(id, { id, label: config.label ?? root, agent: config.agent, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS, writablePaths }) });
   }
 
   const http = createServer();
@@ -346,7 +367,7 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
         sockets.close();
         http.closeAllConnections();
         await new Promise<void>((resolve) => http.close(() => resolve()));
-        await Promise.all([...stores.values()].map((store) => store.storage.close()));
+        await Promise.all([...stores.values()].map((store) => store.storage.close?.()));
       })()),
   };
 }

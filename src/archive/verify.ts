@@ -6,8 +6,8 @@ import type { SessionDialect } from "../format/dialect.js";
 import { sha256Hex } from "../blobs/blob-store.js";
 import { CURRENT_SESSION_VERSION, type SessionHeader } from "../format/types.js";
 import { forEachInOrder } from "./concurrency.js";
-import { Sha256 } from "./sha256.js";
 import { ArchiveError } from "./errors.js";
+import { sha256Incremental } from "./hashes.js";
 import { resolveLimits, type ArchiveLimits } from "./limits.js";
 import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type ArchiveManifest, type ManifestSession } from "./manifest.js";
 import { countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
@@ -106,7 +106,10 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
   let done = 0;
   const progress = (member: string) => options.onProgress?.({ phase: "verify", member, done: ++done, total });
 
-  await forEachInOrder(
+  // Blobs and sessions are checked at the same time (a session inflates on the thread pool in Node
+  // and is hashed and parsed here while blobs are read and hashed); a blob's failure is reported
+  // before a session's, as if they ran one after the other.
+  const blobsChecked = forEachInOrder(
     manifest.blobs,
     VERIFY_CONCURRENCY,
     async (blob) => {
@@ -118,14 +121,18 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     },
     progress,
   );
-
   const sessions: VerifiedSession[] = [];
-  for (const entry of manifest.sessions) {
-    const scan = await verifySession(zip, entry, limits);
-    sessions.push({ member: entry.path, manifest: entry, dialect: scan.dialect, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes });
-    if (cached.has(entry.path)) cache.set(entry.path, scan.bytes);
-    progress(entry.path);
-  }
+  const sessionsChecked = (async () => {
+    for (const entry of manifest.sessions) {
+      const scan = await verifySession(zip, entry, limits);
+      sessions.push({ member: entry.path, manifest: entry, dialect: scan.dialect, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes });
+      if (cached.has(entry.path)) cache.set(entry.path, scan.bytes);
+      progress(entry.path);
+    }
+  })();
+  const [blobsOutcome, sessionsOutcome] = await Promise.allSettled([blobsChecked, sessionsChecked]);
+  if (blobsOutcome.status === "rejected") throw blobsOutcome.reason;
+  if (sessionsOutcome.status === "rejected") throw sessionsOutcome.reason;
 
   return {
     manifest,
@@ -183,7 +190,7 @@ function cachePlan(manifest: ArchiveManifest, zip: OpenedZip): Set<string> {
 
 /**
  * A verified member's bytes read again, and their sha256. A deflated member is inflated (every
- * check again) and hashed as it inflates (sha256.ts: no second copy of it in memory); a stored
+ * check again) and hashed as it inflates (hashes.ts: no second copy of it in memory); a stored
  * one is its range of the source again, hashed by crypto.subtle.
  */
 async function readHashed(zip: OpenedZip, member: ZipMember): Promise<{ bytes: Uint8Array; sha256: string }> {
@@ -191,7 +198,7 @@ async function readHashed(zip: OpenedZip, member: ZipMember): Promise<{ bytes: U
     const bytes = await zip.readStoredAgain(member);
     return { bytes, sha256: await sha256Hex(bytes) };
   }
-  const hash = new Sha256();
+  const hash = await sha256Incremental();
   const bytes = await zip.inflate(member, (chunk) => hash.update(chunk)).done;
   return { bytes, sha256: hash.hex() };
 }
@@ -204,7 +211,7 @@ async function readHashed(zip: OpenedZip, member: ZipMember): Promise<{ bytes: U
 async function verifySession(zip: OpenedZip, entry: ManifestSession, limits: ArchiveLimits): Promise<SessionScan & { bytes: Uint8Array }> {
   const member = entry.path;
   // Hashed as it inflates: crypto.subtle would copy the whole member while the scan runs.
-  const hash = new Sha256();
+  const hash = await sha256Incremental();
   const inflating = zip.inflate(zip.byName.get(member)!, (chunk) => hash.update(chunk));
   let counted = 0;
   let newlines = 0;

@@ -19,7 +19,7 @@ import {
   type Entry,
   type FileEntry,
 } from "@zip.js/zip.js";
-import { crc32 } from "./crc32.js";
+import { crc32, crc32Incremental } from "./hashes.js";
 import { ArchiveError, type ArchiveErrorCode } from "./errors.js";
 import { RATIO_EXEMPT_BYTES, type ArchiveLimits } from "./limits.js";
 import { classifyMember, unsafeNameRule, type MemberKind } from "./manifest.js";
@@ -111,9 +111,9 @@ export async function openZip(source: ArchiveSource, limits: ArchiveLimits, opti
     members,
     byName,
     size,
-    read: (member) => (member.entry.compressionMethod === 0 ? readStored(member, data) : inflateMember(member, options.useWebWorkers ?? false).done),
+    read: (member) => (member.entry.compressionMethod === 0 ? readStored(member, data) : inflateMember(member, data, options.useWebWorkers ?? false).done),
     readStoredAgain: async (member) => (member.entry.localDirectory ? storedRange(member, data) : readStored(member, data)),
-    inflate: (member, onData) => inflateMember(member, options.useWebWorkers ?? false, onData),
+    inflate: (member, onData) => inflateMember(member, data, options.useWebWorkers ?? false, onData),
     close: () => reader.close(),
   };
 }
@@ -151,8 +151,8 @@ function checkEntry(entry: Entry, seen: ReadonlyMap<string, ZipMember>, limits: 
 /**
  * A stored member read straight from the source: zip.js checks its local header against the
  * directory, its bounds and overlaps (without reading the data); the bytes are then one range of
- * the source and their CRC-32 is checked here. Through zip.js's stream pipeline a 200 KB member
- * costs ~3× as much.
+ * the source and their CRC-32 is checked here (hashes.ts). Through zip.js's stream pipeline a
+ * 200 KB member costs ~3× as much.
  */
 async function readStored(member: ZipMember, data: Blob | Uint8Array): Promise<Uint8Array> {
   const { entry, name } = member;
@@ -162,7 +162,7 @@ async function readStored(member: ZipMember, data: Blob | Uint8Array): Promise<U
     throw toArchiveError(error, name, true);
   }
   const bytes = await storedRange(member, data);
-  if (crc32(bytes) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
+  if ((await crc32(bytes)) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
   return bytes;
 }
 
@@ -176,7 +176,13 @@ async function storedRange(member: ZipMember, data: Blob | Uint8Array): Promise<
   return bytes;
 }
 
-function inflateMember(member: ZipMember, useWebWorkers: boolean, onData?: (chunk: Uint8Array) => void): Inflating {
+/**
+ * A deflated member inflated into a buffer of its declared size. Without web workers it is read
+ * as one range of the source (after zip.js's header, bounds and overlap checks) and inflated by
+ * `DecompressionStream` (on Node's thread pool), with its CRC-32 checked here: zip.js reads a
+ * member in 64 KiB reads of the source, each a file read when the source is a file's Blob.
+ */
+function inflateMember(member: ZipMember, data: Blob | Uint8Array, useWebWorkers: boolean, onData?: (chunk: Uint8Array) => void): Inflating {
   const declared = member.entry.uncompressedSize;
   const out = new Uint8Array(declared);
   let received = 0;
@@ -204,7 +210,8 @@ function inflateMember(member: ZipMember, useWebWorkers: boolean, onData?: (chun
   });
   const done = (async () => {
     try {
-      await member.entry.getData(sink, { useWebWorkers, checkCrc32: true, checkOverlappingEntry: true, strictness: "strict" });
+      if (useWebWorkers) await member.entry.getData(sink, { useWebWorkers, checkCrc32: true, checkOverlappingEntry: true, strictness: "strict" });
+      else await inflateRange(member, data, sink);
     } catch (error) {
       throw toArchiveError(error, member.name, true);
     }
@@ -224,6 +231,42 @@ function inflateMember(member: ZipMember, useWebWorkers: boolean, onData?: (chun
       return new Promise((resolve, reject) => waiters.push({ end: Math.min(end, declared), resolve, reject }));
     },
   };
+}
+
+/** Bytes of compressed data handed to the inflater at a time. */
+const INFLATE_PIECE_BYTES = 1 << 20;
+
+/** Inflates a deflated member's data (one range of the source) into `sink`, checking its CRC-32. */
+async function inflateRange(member: ZipMember, data: Blob | Uint8Array, sink: WritableStream<Uint8Array>): Promise<void> {
+  const { entry, name } = member;
+  await entry.getData(new WritableStream(), { checkOverlappingEntryOnly: true, strictness: "strict" });
+  const compressed = await storedRange(member, data);
+  const crc = await crc32Incremental();
+  const inflater = new DecompressionStream("deflate-raw");
+  const input = inflater.writable.getWriter();
+  const output = inflater.readable.getReader();
+  const writer = sink.getWriter();
+  const feeding = (async () => {
+    for (let offset = 0; offset < compressed.length; offset += INFLATE_PIECE_BYTES) {
+      await input.ready;
+      await input.write(compressed.subarray(offset, offset + INFLATE_PIECE_BYTES) as Uint8Array<ArrayBuffer>);
+    }
+    await input.close();
+  })();
+  feeding.catch(() => {}); // its failure is the reader's too, reported below
+  try {
+    for (let next = await output.read(); !next.done; next = await output.read()) {
+      crc.update(next.value);
+      await writer.write(next.value);
+    }
+    await feeding;
+  } catch (error) {
+    void output.cancel().catch(() => {});
+    void input.abort().catch(() => {});
+    if (error instanceof ArchiveError) throw error;
+    throw new ArchiveError("corrupt-data", `the compressed data does not inflate (${(error as Error)?.message ?? String(error)})`, { member: name, cause: error });
+  }
+  if (Number.parseInt(crc.hex(), 16) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
 }
 
 const ZIP_ERRORS: ReadonlyMap<string, [ArchiveErrorCode, string]> = new Map([

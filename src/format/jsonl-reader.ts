@@ -48,6 +48,12 @@ export interface JsonlScanOptions {
   chunkSize?: number;
 }
 
+/** Where a line sits in the file: its first byte and its length in bytes (without "\n"). */
+export interface LineSpan {
+  offset: number;
+  length: number;
+}
+
 const NEWLINE = 0x0a;
 const DEFAULT_CHUNK = 4 * 1024 * 1024;
 
@@ -58,7 +64,7 @@ const DEFAULT_CHUNK = 4 * 1024 * 1024;
 export async function scanJsonl(
   port: StoragePort,
   path: string,
-  onRecord: (value: Record<string, unknown>, line: number, text: string) => void,
+  onRecord: (value: Record<string, unknown>, line: number, text: string, at: LineSpan) => void,
   options: JsonlScanOptions = {},
 ): Promise<JsonlScan | null> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
@@ -73,10 +79,10 @@ export async function scanJsonl(
   let carry: Uint8Array[] = [];
   let eof = false;
 
-  const handle = (text: string) => {
+  const handle = (text: string, at: LineSpan) => {
     line++;
     if (text.trim() === "") return;
-    parseLine(text, line, onRecord, problems);
+    parseLine(text, line, at, onRecord, problems);
   };
 
   while (!eof) {
@@ -96,12 +102,16 @@ export async function scanJsonl(
     const lastNewline = buf.lastIndexOf(NEWLINE);
     // One decode per chunk: a range that ends at "\n" always ends on a character boundary.
     const text = decodeLines(decoder, buf.subarray(0, lastNewline), bufStart);
+    // Byte offsets follow the string's lines newline for newline ("\n" is one byte in UTF-8).
     let from = 0;
+    let byteFrom = 0;
     for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", from)) {
-      handle(text.slice(from, nl));
+      const byteNl = buf.indexOf(NEWLINE, byteFrom);
+      handle(text.slice(from, nl), { offset: bufStart + byteFrom, length: byteNl - byteFrom });
       from = nl + 1;
+      byteFrom = byteNl + 1;
     }
-    handle(from === 0 ? text : text.slice(from));
+    handle(from === 0 ? text : text.slice(from), { offset: bufStart + byteFrom, length: lastNewline - byteFrom });
     bufStart += lastNewline + 1;
     carry = lastNewline + 1 < buf.length ? [buf.slice(lastNewline + 1)] : [];
   }
@@ -115,7 +125,7 @@ export async function scanJsonl(
     if (text.trim() !== "") {
       line++;
       const before = problems.length;
-      const ok = parseLine(text, line, onRecord, problems, true);
+      const ok = parseLine(text, line, { offset: bufStart, length: tailBytes.length }, onRecord, problems, true);
       if (ok) tail = { kind: "missing-newline" };
       else {
         problems.length = before;
@@ -147,7 +157,8 @@ export function decodeLines(decoder: TextDecoder, bytes: Uint8Array, offset: num
 export function parseLine(
   text: string,
   line: number,
-  onRecord: (value: Record<string, unknown>, line: number, text: string) => void,
+  at: LineSpan,
+  onRecord: (value: Record<string, unknown>, line: number, text: string, at: LineSpan) => void,
   problems: LineProblem[],
   isTail = false,
 ): boolean {
@@ -157,7 +168,7 @@ export function parseLine(
   } catch (error) {
     const objects = splitGluedObjects(text);
     if (objects.length > 0) {
-      for (const object of objects) onRecord(object, line, text);
+      for (const object of objects) onRecord(object, line, text, at);
       problems.push({ line, kind: "glued", message: `line ${line}: ${objects.length} JSON objects glued on one line (recovered ${objects.length})` });
       return true;
     }
@@ -168,7 +179,7 @@ export function parseLine(
     problems.push({ line, kind: "not-object", message: `line ${line}: JSON ${Array.isArray(value) ? "array" : typeof value}, not an object` });
     return false;
   }
-  onRecord(value as Record<string, unknown>, line, text);
+  onRecord(value as Record<string, unknown>, line, text, at);
   return true;
 }
 

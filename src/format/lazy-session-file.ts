@@ -118,7 +118,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
         break;
       }
       const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
-      if (text.trim() !== "") parseLine(text, line, onRecord, scanProblems);
+      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, onRecord, scanProblems);
       offset += newline + 1 - from;
       from = newline + 1;
     }
@@ -188,7 +188,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
     if (text.trim() !== "") {
       line++;
       const before = scanProblems.length;
-      if (parseLine(text, line, onRecord, scanProblems, true)) {
+      if (parseLine(text, line, { offset: lineStart, length: tailBytes.length }, onRecord, scanProblems, true)) {
         tail = { kind: "missing-newline" };
       } else {
         scanProblems.length = before;

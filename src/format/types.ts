@@ -202,6 +202,8 @@ export interface SessionInfo {
   created: Date;
   modified: Date;
   messageCount: number;
+  /** The first user message; in a listing without `withText`, its first 4,096 characters. */
   firstMessage: string;
-  allMessagesText: string;
+  /** Every user and assistant text, joined by spaces: only when listed with `withText: true`. */
+  allMessagesText?: string;
 }

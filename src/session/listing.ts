@@ -1,44 +1,42 @@
 /**
  * Listing sessions without parsing every file on every call: a per-directory catalog keeps each
- * file's summary and the byte offset it was read to. A file whose size and mtime are unchanged
- * costs nothing; one that grew is read from that offset (session files are append-only); one whose
- * header changed (a rewrite) is read again in full.
+ * file's bounded summary and the point it was read to (see file-resume.ts). A file whose size and
+ * mtime are unchanged costs nothing; one that grew is read from that point; a rewrite is read
+ * again in full. A warm listing reads one catalog file per directory: O(sessions), not O(text).
  */
 import { z } from "zod";
-import { bytesToBase64 } from "../blobs/base64.js";
-import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
-import { scanJsonl } from "../format/jsonl-reader.js";
+import { detectDialect } from "../format/dialect.js";
 import { decodeHeader } from "../format/session-file.js";
 import type { SessionInfo } from "../format/types.js";
 import { joinPath, type DirEntry, type StoragePort } from "../port.js";
+import { isUnchanged, readFirstLine, readSince, type ReadPoint } from "./file-resume.js";
 import { sameCwd, SESSIONS_DIR } from "./paths.js";
-import { addRecord, emptySummary, toSessionInfo, type SessionSummary } from "./session-info.js";
+import { addRecord, emptySummary, toSessionInfo, type FullText, type SessionSummary } from "./session-info.js";
 
 export interface ListOptions {
   onProgress?: (loaded: number, total: number) => void;
   /** Keep and use the catalog (default true); false reads every file in full. */
   catalog?: boolean;
+  /**
+   * Also read every listed file in full for pi's `allMessagesText` and the whole first message
+   * (default false: the catalog's summary, first message capped at 4,096 characters).
+   */
+  withText?: boolean;
   /** Only sessions whose header cwd is this one (a flat store holds every project's sessions). */
   cwd?: string;
 }
 
 export const CATALOG_DIR = ".sessionkit/catalog";
-const CATALOG_VERSION = 3;
-/** Bytes just before the resume offset kept in the catalog, to tell an append from a rewrite. */
-const FINGERPRINT_BYTES = 64;
-const HEADER_PROBE_BYTES = 64 * 1024;
+const CATALOG_VERSION = 4;
 const CONCURRENCY = 8;
 
+const readPointShape = { size: z.number(), mtimeMs: z.number(), offset: z.number(), header: z.string(), fingerprint: z.string() };
 const catalogEntrySchema = z.object({
-  size: z.number(),
-  mtimeMs: z.number(),
-  offset: z.number(),
-  header: z.string(),
-  fingerprint: z.string(),
+  ...readPointShape,
   summary: z.looseObject({ valid: z.boolean(), records: z.number(), messageCount: z.number() }).transform((s) => s as unknown as SessionSummary),
 });
 const catalogSchema = z.object({ version: z.literal(CATALOG_VERSION), files: z.record(z.string(), catalogEntrySchema) });
-type CatalogEntry = z.infer<typeof catalogEntrySchema>;
+type CatalogEntry = ReadPoint & { summary: SessionSummary };
 type Catalog = { version: typeof CATALOG_VERSION; files: Record<string, CatalogEntry> };
 
 function catalogPath(dir: string): string {
@@ -58,59 +56,27 @@ async function readCatalog(storage: StoragePort, dir: string): Promise<Catalog> 
   return { version: CATALOG_VERSION, files: {} };
 }
 
-/** The first line of a file, read with a bounded range; "" when there is none within the bound. */
-async function readFirstLine(storage: StoragePort, path: string): Promise<string> {
-  const head = await storage.read(path, { offset: 0, length: HEADER_PROBE_BYTES });
-  if (!head) return "";
-  const newline = head.indexOf(0x0a);
-  return new TextDecoder().decode(newline < 0 ? head : head.subarray(0, newline));
+/** Brings one file's catalog entry up to date; reads only what it has not seen. */
+async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, previous: CatalogEntry | undefined): Promise<CatalogEntry | null> {
+  if (previous && isUnchanged(previous, file)) return previous;
+  let summary = emptySummary();
+  const pass = await readSince(
+    storage,
+    path,
+    file,
+    previous,
+    (fromStart) => void (summary = fromStart || !previous ? emptySummary() : structuredClone(previous.summary)),
+    (record) => addRecord(summary, record),
+  );
+  return pass && { ...pass.point, summary };
 }
 
-/** The bytes before `offset` (up to FINGERPRINT_BYTES), as base64. */
-async function fingerprintAt(storage: StoragePort, path: string, offset: number): Promise<string> {
-  const start = Math.max(0, offset - FINGERPRINT_BYTES);
-  return bytesToBase64((await storage.read(path, { offset: start, length: offset - start })) ?? new Uint8Array());
-}
-
-/**
- * Brings one file's catalog entry up to date; reads only what it has not seen. It resumes only
- * when the file still starts with the same header and still holds the same bytes before the
- * resume offset: an append. Anything else (a rewrite) is read again in full.
- */
-async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, previous: CatalogEntry | undefined): Promise<CatalogEntry> {
-  if (previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs) return previous;
-  const header = await readFirstLine(storage, path);
-  const resume =
-    previous !== undefined &&
-    previous.header === header &&
-    file.size >= previous.offset &&
-    (await fingerprintAt(storage, path, previous.offset)) === previous.fingerprint;
-  const summary: SessionSummary = resume ? structuredClone(previous.summary) : emptySummary();
-  const dialect = dialectOfLine(header);
-  const scan = await scanJsonl(storage, path, (record) => addRecord(summary, decodeForSummary(dialect, record)), { offset: resume ? previous.offset : 0 });
-  // A complete last line without "\n" is already in the summary: resume after it (whoever
-  // appends next starts with a newline or glues a line, and both read right from there).
-  const offset = scan === null ? 0 : scan.tail.kind === "missing-newline" ? scan.bytes : scan.completeBytes;
-  return { size: file.size, mtimeMs: file.mtimeMs, offset, header, fingerprint: await fingerprintAt(storage, path, offset), summary };
-}
-
-/** The dialect a header line declares; pi's when it declares none (the summary then marks it invalid). */
-function dialectOfLine(line: string): SessionDialect {
-  try {
-    return detectDialect(JSON.parse(line)) ?? "pi";
-  } catch {
-    return "pi";
-  }
-}
-
-/** A record of a file in `dialect`, canonical; one that cannot be decoded counts as nothing. */
-function decodeForSummary(dialect: SessionDialect, record: Record<string, unknown>): Record<string, unknown> {
-  try {
-    return decodeRecord(dialect, record);
-  } catch (error) {
-    if (error instanceof DialectError) return {};
-    throw error;
-  }
+/** Reads a whole file for the texts pi keeps unbounded (allMessagesText, the whole first message). */
+async function readFullText(storage: StoragePort, path: string): Promise<FullText> {
+  const summary = emptySummary();
+  const full: FullText = { allMessagesText: "", firstMessage: "" };
+  await readSince(storage, path, { size: 0, mtimeMs: 0 }, undefined, () => {}, (record) => addRecord(summary, record, full));
+  return full;
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -126,7 +92,8 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
   return out;
 }
 
-interface DirListing {
+/** One directory of session files, as listed. */
+export interface DirListing {
   dir: string;
   files: DirEntry[];
 }
@@ -136,33 +103,49 @@ async function sessionFilesOf(storage: StoragePort, dir: string): Promise<DirLis
   return { dir, files: entries.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl")) };
 }
 
+/**
+ * The session files of one directory, or (`dir` undefined) of every project: each directory under
+ * `sessions/` (pi's layout) and the files directly in it (a flat seed-003 store).
+ */
+export async function sessionDirListings(storage: StoragePort, dir?: string): Promise<DirListing[]> {
+  if (dir !== undefined) return [await sessionFilesOf(storage, dir)];
+  const children = await storage.list(SESSIONS_DIR);
+  const dirs = children.filter((e) => e.kind === "dir");
+  const listings = await Promise.all(dirs.map((d) => sessionFilesOf(storage, joinPath(SESSIONS_DIR, d.name))));
+  const flat = children.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl"));
+  if (flat.length > 0) listings.unshift({ dir: SESSIONS_DIR, files: flat });
+  return listings;
+}
+
 async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListOptions): Promise<SessionInfo[]> {
   const useCatalog = options.catalog ?? true;
   const total = dirs.reduce((n, d) => n + d.files.length, 0);
   let loaded = 0;
   const infos: SessionInfo[] = [];
   for (const { dir, files } of dirs) {
-    const catalog = useCatalog ? await readCatalog(storage, dir) : { version: CATALOG_VERSION, files: {} } as Catalog;
+    const catalog = useCatalog ? await readCatalog(storage, dir) : ({ version: CATALOG_VERSION, files: {} } as Catalog);
     const next: Record<string, CatalogEntry> = {};
     let changed = Object.keys(catalog.files).length !== files.length;
     await mapLimited(files, CONCURRENCY, async (file) => {
       const path = joinPath(dir, file.name);
       const previous = catalog.files[file.name];
-      let entry: CatalogEntry | undefined;
+      let entry: CatalogEntry | null;
+      let full: FullText | undefined;
       try {
         entry = await refreshEntry(storage, path, file, previous);
+        if (entry?.summary.valid && options.withText) full = await readFullText(storage, path);
       } catch {
-        entry = undefined; // unreadable now: left out, as pi leaves it out
+        entry = null; // unreadable now: left out, as pi leaves it out
       }
       loaded++;
       options.onProgress?.(loaded, total);
       if (!entry) return;
       if (entry !== previous) changed = true;
       next[file.name] = entry;
-      if (entry.summary.valid && (options.cwd === undefined || sameCwd(entry.summary.cwd, options.cwd))) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs));
+      if (entry.summary.valid && (options.cwd === undefined || sameCwd(entry.summary.cwd, options.cwd))) infos.push(toSessionInfo(path, entry.summary, file.mtimeMs, full));
     });
     if (useCatalog && changed) {
-      // Best effort: the catalog is a cache, a failure to save it must not fail the listing.
+      // Best effort: the catalog is a cache (its store may be read-only); results stand without it.
       await storage.write(catalogPath(dir), new TextEncoder().encode(JSON.stringify({ version: CATALOG_VERSION, files: next }))).catch(() => {});
     }
   }
@@ -172,7 +155,7 @@ async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListO
 
 /** Sessions in one directory, most recently modified first. */
 export async function listSessions(storage: StoragePort, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-  return listDirs(storage, [await sessionFilesOf(storage, dir)], options);
+  return listDirs(storage, await sessionDirListings(storage, dir), options);
 }
 
 /**
@@ -180,12 +163,7 @@ export async function listSessions(storage: StoragePort, dir: string, options: L
  * `sessions/` (pi's layout) and those directly in it (a flat seed-003 store).
  */
 export async function listAllSessions(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
-  const children = await storage.list(SESSIONS_DIR);
-  const dirs = children.filter((e) => e.kind === "dir");
-  const listings = await Promise.all(dirs.map((d) => sessionFilesOf(storage, joinPath(SESSIONS_DIR, d.name))));
-  const flat = children.filter((e) => e.kind === "file" && e.name.endsWith(".jsonl"));
-  if (flat.length > 0) listings.unshift({ dir: SESSIONS_DIR, files: flat });
-  return listDirs(storage, listings, options);
+  return listDirs(storage, await sessionDirListings(storage), options);
 }
 
 /**

@@ -59,6 +59,10 @@ export function seed003FileName(timestamp: string, sessionId: string): string {
  * compares resolved paths, without a file system (trailing separators dropped).
  */
 export function sameCwd(a: string, b: string): boolean {
-  const trim = (path: string) => (path.length > 1 ? path.replace(/[/\\]+$/, "") || path.slice(0, 1) : path);
-  return trim(a) === trim(b);
+  return cwdKey(a) === cwdKey(b);
+}
+
+/** A cwd as sameCwd compares it (trailing separators dropped): equal keys, the same directory. */
+export function cwdKey(path: string): string {
+  return path.length > 1 ? path.replace(/[/\\]+$/, "") || path.slice(0, 1) : path;
 }

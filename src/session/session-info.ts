@@ -1,9 +1,16 @@
 /**
  * pi's SessionInfo, computed incrementally: records are fed in file order, from the start or
- * from where the last pass stopped (files are append-only), and the summary is JSON-serializable
- * so a catalog can keep it.
+ * from where the last pass stopped (files are append-only). The summary is bounded (a catalog
+ * keeps it for every session): the first message, the name and oh-my-pi's title and short summary
+ * are capped, and the text of all
+ * messages (pi's allMessagesText) is collected only when a caller asks for it (`FullText`).
  */
 import type { SessionInfo } from "../format/types.js";
+
+/** Characters of the first user message a summary keeps (pi's picker shows one line of it). */
+export const FIRST_MESSAGE_CAP = 4096;
+/** Characters of the session name a summary keeps. */
+export const NAME_CAP = 1024;
 
 export interface SessionSummary {
   /** False when the first record is not a session header, or pi would reject the file. */
@@ -12,25 +19,34 @@ export interface SessionSummary {
   cwd: string;
   headerTimestamp: unknown;
   parentSessionPath?: string;
-  /** Latest session_info name ("" = cleared), undefined when there is none. */
+  /** Latest session_info name ("" = cleared), undefined when there is none; at most NAME_CAP chars. */
   name?: string;
-  /** oh-my-pi: the header's title. */
+  /** oh-my-pi: the header's title (at most FIRST_MESSAGE_CAP chars). */
   title?: string;
-  /** oh-my-pi: the last compaction's shortSummary (the listing title when there is no title). */
+  /** oh-my-pi: the last compaction's shortSummary (the listing title when there is no title; capped likewise). */
   shortSummary?: string;
   messageCount: number;
+  /** The first user message with text, at most FIRST_MESSAGE_CAP chars. */
   firstMessage: string;
-  allMessagesText: string;
   lastActivityTime?: number;
   records: number;
 }
 
-export function emptySummary(): SessionSummary {
-  return { valid: false, id: "", cwd: "", headerTimestamp: undefined, messageCount: 0, firstMessage: "", allMessagesText: "", records: 0 };
+/** The unbounded texts pi's SessionInfo carries, collected on request. */
+export interface FullText {
+  allMessagesText: string;
+  firstMessage: string;
 }
 
-/** Adds one record (header first) to `summary`, exactly as pi's buildSessionInfo reads it. */
-export function addRecord(summary: SessionSummary, record: Record<string, unknown>): void {
+export function emptySummary(): SessionSummary {
+  return { valid: false, id: "", cwd: "", headerTimestamp: undefined, messageCount: 0, firstMessage: "", records: 0 };
+}
+
+/**
+ * Adds one record (header first) to `summary`, exactly as pi's buildSessionInfo reads it; with
+ * `full`, also the texts pi keeps whole.
+ */
+export function addRecord(summary: SessionSummary, record: Record<string, unknown>, full?: FullText): void {
   summary.records++;
   if (summary.records === 1) {
     if (record.type !== "session") return;
@@ -39,15 +55,15 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
     summary.cwd = typeof record.cwd === "string" ? record.cwd : "";
     summary.headerTimestamp = record.timestamp;
     if (record.parentSession !== undefined) summary.parentSessionPath = record.parentSession as string;
-    if (typeof record.title === "string" && record.title.trim()) summary.title = record.title.trim();
+    if (typeof record.title === "string" && record.title.trim()) summary.title = record.title.trim().slice(0, FIRST_MESSAGE_CAP);
     return;
   }
   if (!summary.valid) return;
   if (record.type === "session_info") {
-    summary.name = typeof record.name === "string" ? record.name.trim() : "";
+    summary.name = typeof record.name === "string" ? record.name.trim().slice(0, NAME_CAP) : "";
   }
   if (record.type === "compaction") {
-    summary.shortSummary = typeof record.shortSummary === "string" ? record.shortSummary.trim() || undefined : undefined;
+    summary.shortSummary = typeof record.shortSummary === "string" ? record.shortSummary.trim().slice(0, FIRST_MESSAGE_CAP) || undefined : undefined;
   }
   if (record.type !== "message") return;
   summary.messageCount++;
@@ -68,8 +84,11 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
     return;
   }
   if (!text) return;
-  summary.allMessagesText = summary.allMessagesText ? `${summary.allMessagesText} ${text}` : text;
-  if (!summary.firstMessage && message.role === "user") summary.firstMessage = text;
+  if (full) {
+    full.allMessagesText = full.allMessagesText ? `${full.allMessagesText} ${text}` : text;
+    if (!full.firstMessage && message.role === "user") full.firstMessage = text;
+  }
+  if (!summary.firstMessage && message.role === "user") summary.firstMessage = text.slice(0, FIRST_MESSAGE_CAP);
 }
 
 function extractText(content: unknown): string {
@@ -80,7 +99,8 @@ function extractText(content: unknown): string {
     .join(" ");
 }
 
-export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: number): SessionInfo {
+/** The SessionInfo of a summary; with `full`, pi's whole first message and allMessagesText. */
+export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: number, full?: FullText): SessionInfo {
   let modified: Date;
   if (typeof summary.lastActivityTime === "number" && summary.lastActivityTime > 0) {
     modified = new Date(summary.lastActivityTime);
@@ -88,7 +108,7 @@ export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: nu
     const headerTime = typeof summary.headerTimestamp === "string" ? new Date(summary.headerTimestamp).getTime() : NaN;
     modified = Number.isNaN(headerTime) ? new Date(mtimeMs) : new Date(headerTime);
   }
-  return {
+  const info: SessionInfo = {
     path,
     id: summary.id,
     cwd: summary.cwd,
@@ -98,7 +118,8 @@ export function toSessionInfo(path: string, summary: SessionSummary, mtimeMs: nu
     created: new Date(summary.headerTimestamp as string),
     modified,
     messageCount: summary.messageCount,
-    firstMessage: summary.firstMessage || "(no messages)",
-    allMessagesText: summary.allMessagesText,
+    firstMessage: (full ? full.firstMessage : summary.firstMessage) || "(no messages)",
   };
+  if (full) info.allMessagesText = full.allMessagesText;
+  return info;
 }

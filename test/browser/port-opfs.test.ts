@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { opfsStorage, opfsWorkerStorage, type OpfsStorage } from "../../adapters/opfs/index.js";
 import { encodeWorkerName } from "../../adapters/opfs/worker-config.js";
 import { rpcClientStorage } from "../../adapters/rpc/index.js";
+import { SessionManager } from "../../src/index.js";
 import { isStorageError } from "../../src/port.js";
 import { describePortConformance } from "../shared/port-conformance.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
@@ -182,6 +183,36 @@ describe("opfs adapter", () => {
       expect(decode(await port.read("s"))).toBe("ab");
     } finally {
       await port.close();
+      worker.terminate();
+    }
+  });
+
+  it("a SessionManager inside a worker writes on the port there; the page reads it, and may write once the worker closes it", async () => {
+    const root = `${testRoot}/${crypto.randomUUID()}`;
+    const worker = new Worker(new URL("./session-worker.js", import.meta.url), { type: "module" });
+    const reply = <T>() => new Promise<T>((resolve) => worker.addEventListener("message", (event) => resolve(event.data as T), { once: true }));
+    try {
+      const written = reply<{ path: string; ids: string[]; flushes: number; error?: string }>();
+      worker.postMessage({ root, cwd: "/work/in-worker", count: 40, flushEvery: 4 });
+      const { path, ids, flushes, error } = await written;
+      expect(error).toBeUndefined();
+      expect(flushes).toBe(10);
+
+      const page = pagePort(root);
+      const reader = await SessionManager.open(page, path, { readOnly: true });
+      expect(reader.getEntries().map((entry) => entry.id)).toEqual(ids);
+      // The worker's session holds the writer lock: the page gets a read-only view only.
+      await expect(SessionManager.open(page, path)).rejects.toSatisfy((e) => isStorageError(e, "locked"));
+
+      const closed = reply<string>();
+      worker.postMessage("close");
+      expect(await closed).toBe("closed");
+      const writer = await SessionManager.open(page, path);
+      writer.appendMessage({ role: "user", content: "from the page", timestamp: 1 });
+      await writer.close();
+      const again = await SessionManager.open(page, path, { readOnly: true });
+      expect(again.getEntries()).toHaveLength(ids.length + 1);
+    } finally {
       worker.terminate();
     }
   });

@@ -297,7 +297,7 @@ async function readWithBoth(workspace: string, storagePath: string, parse: Parse
   expect(report(ours), `${storagePath}: ours and pi read it the same`).toEqual(report(theirs));
 
   const dir = storagePath.slice(0, storagePath.lastIndexOf("/"));
-  const ourInfo = (await SessionManager.list(storage, CWD, { sessionDir: dir })).find((i) => i.path === storagePath);
+  const ourInfo = (await SessionManager.list(storage, CWD, { sessionDir: dir, withText: true })).find((i) => i.path === storagePath);
   const piInfo = (await PiSessionManager.list(CWD, join(workspace, dir))).find((i) => i.path === absolute);
   expect(listFields(ourInfo), `${storagePath}: list info`).toEqual(listFields(piInfo));
   const seen = { shape: shape(ours), info: listFields(ourInfo), entries: json(ours.getEntries()) };

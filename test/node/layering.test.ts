@@ -28,6 +28,12 @@ function importsOf(source: string): string[] {
 
 const NODE_BUILTINS = /^(node:|fs$|fs\/|path$|os$|child_process$|crypto$|url$|util$|stream$|worker_threads$)/;
 const BACKEND_LIBS = /^(idb$|idb\/|electron$)/;
+/**
+ * The libraries core code may use: each runs unchanged in Node and in browsers (the browser
+ * project runs the core on them: zod in every suite, zip.js and hash-wasm in the archive tests,
+ * SQLite's WASM build in the search tests).
+ */
+const ISOMORPHIC_LIBS = new Set(["zod", "@zip.js/zip.js", "hash-wasm", "@sqlite.org/sqlite-wasm"]);
 const DOM_GLOBALS = /\b(window|document|localStorage|indexedDB|navigator|self|process)\s*[.[]/;
 /** Runtime lookups that sidestep imports; the one allowed is base64's optional use of Node's Buffer. */
 const GLOBAL_LOOKUPS = /globalThis\s+as\s*{\s*(\w+)/g;
@@ -52,6 +58,16 @@ describe("layering (DESIGN.md §1)", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("core imports only its own modules and libraries that run in both Node and browsers", async () => {
+    const others: string[] = [];
+    for (const file of await tsFiles(join(ROOT, "src"))) {
+      for (const specifier of importsOf(await readFile(file, "utf8"))) {
+        if (!specifier.startsWith(".") && !ISOMORPHIC_LIBS.has(specifier)) others.push(`${relative(ROOT, file)} imports ${specifier}`);
+      }
+    }
+    expect(others).toEqual([]);
   });
 
   it("adapters import from src/ only the port", async () => {

@@ -180,6 +180,64 @@ describe("nodeFsStorage with real files", () => {
       await lock.release();
     });
 
+    it("records its start time and boot on Linux, and refuses the lock while that process lives", async () => {
+      const lock = await port.acquireLock("sessions/writer");
+      const owner = JSON.parse(await readFile(lockFile(), "utf8")) as { startTime: number; bootId: string };
+      expect(owner.startTime).toBe(await startTimeOf(process.pid));
+      expect(owner.bootId).toBe((await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim());
+      await expectStorageError(port.acquireLock("sessions/writer"), "locked");
+      await lock.release();
+    });
+
+    it("takes over a lock whose pid was reused: a live process with another start time", async () => {
+      // This test process is alive; the lock says its owner started one tick earlier than it did.
+      const bootId = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+      const startTime = await startTimeOf(process.pid);
+      await plantLock(JSON.stringify({ pid: process.pid, hostname: os.hostname(), acquiredAt: "", startTime: startTime - 1, bootId }));
+
+      const lock = await port.acquireLock("sessions/writer");
+
+      expect(JSON.parse(await readFile(lockFile(), "utf8"))).toMatchObject({ pid: process.pid, startTime });
+      await lock.release();
+    });
+
+    it("takes over a lock taken before the host last booted, even if its pid is alive now", async () => {
+      const startTime = await startTimeOf(process.pid);
+      await plantLock(JSON.stringify({ pid: process.pid, hostname: os.hostname(), acquiredAt: "", startTime, bootId: "an-earlier-boot" }));
+
+      const lock = await port.acquireLock("sessions/writer");
+      await lock.release();
+    });
+
+    it("keeps judging a lock file without a start time (older ones) by its pid alone", async () => {
+      const holder = await spawnLockHolder(root, "sessions/other");
+      try {
+        await plantLock(JSON.stringify({ pid: holder.pid, hostname: os.hostname(), acquiredAt: "" }));
+        await expectStorageError(port.acquireLock("sessions/writer"), "locked");
+      } finally {
+        holder.kill("SIGKILL");
+        await once(holder, "exit");
+      }
+    });
+
+    it("reads the start time after the last parenthesis of a command name with spaces and parentheses", async () => {
+      // A process named "a) b (c" : /proc/<pid>/stat holds "(a) b (c)".
+      const named = spawn(process.execPath, ["-e", "process.title = 'a) b (c'; setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+      try {
+        await expect.poll(async () => (await readFile(`/proc/${named.pid}/stat`, "utf8")).includes("(a) b (c)")).toBe(true);
+        const bootId = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+        const startTime = await startTimeOf(named.pid!);
+        await plantLock(JSON.stringify({ pid: named.pid, hostname: os.hostname(), acquiredAt: "", startTime, bootId }));
+        await expectStorageError(port.acquireLock("sessions/writer"), "locked");
+        await plantLock(JSON.stringify({ pid: named.pid, hostname: os.hostname(), acquiredAt: "", startTime: startTime + 1, bootId }));
+        const lock = await port.acquireLock("sessions/writer");
+        await lock.release();
+      } finally {
+        named.kill("SIGKILL");
+        await once(named, "exit");
+      }
+    });
+
     it("never takes over a lock owned on another host", async () => {
       await plantLock(JSON.stringify({ pid: 999_999_999, hostname: `not-${os.hostname()}`, acquiredAt: "" }));
 
@@ -197,6 +255,13 @@ describe("nodeFsStorage with real files", () => {
     });
   });
 });
+
+/** Field 22 of /proc/<pid>/stat, read here independently of the adapter (ps prints it in other units). */
+async function startTimeOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  const afterName = stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/);
+  return Number(afterName[19]);
+}
 
 /** Starts a node process that takes `key` through the adapter and holds it until killed. */
 async function spawnLockHolder(root: string, key: string): Promise<ChildProcess & { pid: number }> {

@@ -69,7 +69,7 @@ describe("catalog", () => {
     const sm = await SessionManager.open(storage, path);
     sm.appendMessage(userMsg("second"));
     await sm.close();
-    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR, withText: true });
     expect(info!.messageCount).toBe(3);
     expect(info!.allMessagesText).toBe("first answer second");
   });
@@ -84,7 +84,7 @@ describe("catalog", () => {
       path,
       jsonl(header, message("u9", null, "user", "a new, longer first question"), message("a9", "u9", "assistant", "new"), message("u8", "a9", "user", "more")),
     );
-    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR, withText: true });
     expect(info!.firstMessage).toBe("a new, longer first question");
     expect(info!.messageCount).toBe(3);
     expect(info!.allMessagesText).toBe("a new, longer first question new more");

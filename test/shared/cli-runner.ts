@@ -28,7 +28,18 @@ export interface CliOptions {
 
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
-  return bundleCliInto(dir);
+  // SQLite's WASM build finds sqlite3.wasm beside its own module: a bundle in a temp dir loads it
+  // from the package (the shipped bin finds the package as any module does).
+  return bundleCliInto(dir, {
+    plugins: [
+      {
+        name: "sqlite-wasm-in-place",
+        setup(pluginBuild) {
+          pluginBuild.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: join(REPO, "node_modules/@sqlite.org/sqlite-wasm/dist/node.mjs"), external: true }));
+        },
+      },
+    ],
+  });
 }
 
 /**

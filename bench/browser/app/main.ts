@@ -3,10 +3,11 @@
  * through page.evaluate) on IndexedDB, OPFS through its worker, or the naive whole-file peer.
  */
 import { indexedDbStorage } from "../../../adapters/indexeddb/index.js";
+import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsStorage } from "../../../adapters/opfs/index.js";
 import { httpStorage } from "../../../adapters/rpc/http.js";
 import type { StoragePort } from "../../../src/port.js";
-import { idbFloor, type IdbFloor } from "../floors.js";
+import { idbFloor, idbFlushFloor, type IdbFloor } from "../floors.js";
 import { wholeFileRewriteStorage } from "../naive-port.js";
 import type { Breakdown } from "../timed-port.js";
 import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "../workload.js";
@@ -138,11 +139,35 @@ const bench = {
 
   /**
    * The same appends with SessionManager inside a dedicated worker on the OPFS port directly (no
-   * rpc hop): what the rpc costs, by difference with `appends("opfs", …)`.
+   * rpc hop; the README's way to run a session where the sync handles are).
    */
-  async appendsInWorker(name: string, count: number, flushEvery: number): Promise<AppendRun & { breakdown: Breakdown }> {
+  async appendsInWorker(name: string, count: number, flushEvery: number, breakdown = false): Promise<AppendRun & { breakdown?: Breakdown }> {
     try {
-      return await inWorker({ task: "appends", name, count, flushEvery });
+      return await inWorker({ task: "appends", name, count, flushEvery, breakdown });
+    } finally {
+      await removeData("opfs", name);
+    }
+  },
+
+  /** The same appends on the memory port (no platform storage): SessionManager's own cost, in the page or in a worker. */
+  async appendsInMemory(count: number, flushEvery: number, where: "page" | "worker"): Promise<AppendRun> {
+    if (where === "worker") return inWorker({ task: "appendsInMemory", count, flushEvery });
+    return timeAppends(memoryStorage(), count, flushEvery);
+  },
+
+  /** Total ms of `flushes` strict IndexedDB transactions of `bytes` each (raw IndexedDB): the appends' floor. */
+  async idbFlushFloor(name: string, flushes: number, bytes: number): Promise<number> {
+    try {
+      return await idbFlushFloor(name, flushes, bytes);
+    } finally {
+      await removeData("indexeddb", name);
+    }
+  },
+
+  /** Total ms of `flushes` sync-handle writes of `bytes` each with a flush() after each, in a worker: the appends' OPFS floor. */
+  async syncHandleFlushFloor(name: string, flushes: number, bytes: number): Promise<number> {
+    try {
+      return await inWorker({ task: "syncHandleFlushFloor", name, flushes, bytes });
     } finally {
       await removeData("opfs", name);
     }

@@ -1,14 +1,18 @@
 /**
- * The bench's own dedicated worker: the append workload on the OPFS port without the rpc hop,
- * and floors (the cost of the bare primitives): OPFS sync access handles, OPFS file reads, and a
+ * The bench's own dedicated worker: the append workload with the SessionManager in the worker on
+ * the OPFS port (no rpc hop: how the README says to run a session where the handles are), and
+ * floors (the cost of the bare primitives): OPFS sync access handles, OPFS file reads, and a
  * page ↔ worker message round trip.
  */
+import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
 import { instrumented, timeAppends } from "../workload.js";
 
 export type WorkerTask =
-  | { task: "appends"; name: string; count: number; flushEvery: number }
+  | { task: "appends"; name: string; count: number; flushEvery: number; breakdown: boolean }
+  | { task: "appendsInMemory"; count: number; flushEvery: number }
   | { task: "syncHandleFloor"; name: string; iterations: number; bytes: number }
+  | { task: "syncHandleFlushFloor"; name: string; flushes: number; bytes: number }
   | { task: "echo"; data: Uint8Array }
   | { task: "fileSize"; root: string; path: string }
   | { task: "readAll"; root: string; path: string; rangeBytes: number }
@@ -51,9 +55,29 @@ async function run(task: WorkerTask): Promise<unknown> {
       const port = opfsWorkerStorage({ root: task.name });
       try {
         await port.stat("warm-up");
+        if (!task.breakdown) return await timeAppends(port, task.count, task.flushEvery);
         return await instrumented(port, (timed, hooks) => timeAppends(timed, task.count, task.flushEvery, hooks));
       } finally {
         await port.close();
+      }
+    }
+    case "appendsInMemory":
+      return timeAppends(memoryStorage(), task.count, task.flushEvery);
+    case "syncHandleFlushFloor": {
+      // The appends' OPFS floor: per flush, the flush's bytes written at the end and flush()ed.
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
+      const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
+      const access = await file.createSyncAccessHandle();
+      const data = new Uint8Array(task.bytes).fill(0x61);
+      try {
+        const start = performance.now();
+        for (let i = 0, at = 0; i < task.flushes; i++, at += data.length) {
+          access.write(data, { at });
+          access.flush();
+        }
+        return performance.now() - start;
+      } finally {
+        access.close();
       }
     }
     case "syncHandleFloor": {

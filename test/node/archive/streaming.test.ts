@@ -1,6 +1,6 @@
 /**
  * The pieces that keep archive import and export within memory and time on large sessions: the
- * incremental SHA-256 and the CRC-32 (against node:crypto and node:zlib), bounded in-order
+ * incremental SHA-256 and CRC-32 (hash-wasm, against node:crypto and node:zlib), bounded in-order
  * concurrency, the line-by-line session scan (against the whole-file parse, over the corpus and
  * while the bytes are still arriving), stored members read from a Blob, concurrent writes undone
  * on failure, and a single exported session read once.
@@ -14,10 +14,9 @@ import { terminateWorkers } from "@zip.js/zip.js";
 import { forEachInOrder } from "../../../src/archive/concurrency.js";
 import { resolveLimits } from "../../../src/archive/limits.js";
 import { openZip } from "../../../src/archive/zip-read.js";
-import { crc32 } from "../../../src/archive/crc32.js";
+import { crc32, crc32Incremental, sha256Incremental } from "../../../src/archive/hashes.js";
 import { ArchiveError, exportArchive, importArchive } from "../../../src/archive/index.js";
 import { parseSessionBytes, scanSessionBytes, type SessionScan } from "../../../src/archive/session-bytes.js";
-import { Sha256 } from "../../../src/archive/sha256.js";
 import { SessionManager } from "../../../src/index.js";
 import { StorageError, type StoragePort } from "../../../src/port.js";
 import { CORPUS_DIR, loadPiReference } from "../../shared/corpus.js";
@@ -47,37 +46,56 @@ function pieces(bytes: Uint8Array, sizes: readonly number[]): Uint8Array[] {
   return out;
 }
 
-describe("Sha256", () => {
-  it("gives node:crypto's digest for every length around the block and padding edges, in any pieces", () => {
+describe("sha256Incremental", () => {
+  it("gives node:crypto's digest for every length around the block and padding edges, in any pieces", async () => {
     for (let length = 0; length <= 200; length++) {
       const data = randomBytes(length);
       const expected = createHash("sha256").update(data).digest("hex");
       for (const sizes of [[length || 1], [1], [7], [63, 1], [64], [65, 3]]) {
-        const hash = new Sha256();
+        const hash = await sha256Incremental();
         for (const piece of pieces(data, sizes)) hash.update(piece);
         expect(hash.hex(), `length ${length}, pieces ${sizes.join("/")}`).toBe(expected);
       }
     }
   });
 
-  it("hashes megabytes in odd pieces (views at odd offsets) like node:crypto, and takes nothing after its digest", () => {
+  it("hashes megabytes in odd pieces (views at odd offsets) like node:crypto, and takes nothing after its digest", async () => {
     const data = randomBytes(3 * 1024 * 1024 + 13);
-    const hash = new Sha256();
+    const hash = await sha256Incremental();
     for (const piece of pieces(data, [65_537, 16_384, 1, 100_003])) hash.update(piece);
     expect(hash.hex()).toBe(createHash("sha256").update(data).digest("hex"));
     expect(() => hash.update(new Uint8Array(1))).toThrow(/after digest/);
   });
+
+  it("keeps hashes fed in turns apart", async () => {
+    const [a, b] = [randomBytes(100_000), randomBytes(100_001)];
+    const [hashA, hashB] = await Promise.all([sha256Incremental(), sha256Incremental()]);
+    for (let offset = 0; offset < b.length; offset += 4096) {
+      hashA.update(a.subarray(offset, offset + 4096));
+      hashB.update(b.subarray(offset, offset + 4096));
+    }
+    expect([hashA.hex(), hashB.hex()]).toEqual([createHash("sha256").update(a).digest("hex"), createHash("sha256").update(b).digest("hex")]);
+  });
 });
 
 describe("crc32", () => {
-  it("gives zlib's CRC-32 for every short length at every alignment and for a megabyte", () => {
+  it("gives zlib's CRC-32 for every short length at every alignment and for a megabyte", async () => {
     const data = randomBytes(300);
     for (let start = 0; start < 4; start++) {
-      for (let end = start; end <= data.length; end += 7) expect(crc32(data.subarray(start, end))).toBe(zlibCrc32(data.subarray(start, end)));
+      for (let end = start; end <= data.length; end += 7) expect(await crc32(data.subarray(start, end))).toBe(zlibCrc32(data.subarray(start, end)));
     }
     const big = randomBytes(1024 * 1024 + 5);
-    expect(crc32(big)).toBe(zlibCrc32(big));
-    expect(crc32(new Uint8Array(0))).toBe(0);
+    expect(await crc32(big)).toBe(zlibCrc32(big));
+    expect(await crc32(new Uint8Array(0))).toBe(0);
+  });
+
+  it("gives the same value fed in pieces, and concurrent callers their own", async () => {
+    const big = randomBytes(1024 * 1024 + 5);
+    const hash = await crc32Incremental();
+    for (const piece of pieces(big, [1, 65_536, 3])) hash.update(piece);
+    expect(Number.parseInt(hash.hex(), 16)).toBe(zlibCrc32(big));
+    const parts = Array.from({ length: 20 }, (_, i) => randomBytes(1000 + i));
+    expect(await Promise.all(parts.map((part) => crc32(part)))).toEqual(parts.map((part) => zlibCrc32(part)));
   });
 });
 
@@ -98,7 +116,9 @@ describe("forEachInOrder", () => {
         running--;
         return index;
       },
-      (index) => seen.push(index),
+      (index) => {
+        seen.push(index);
+      },
     );
     expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(most).toBe(3);

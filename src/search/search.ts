@@ -1,0 +1,136 @@
+/**
+ * Search across sessions: `searchSessions(storage, query, options)`. The index (index-shard.ts)
+ * is brought up to date first, reading only what changed since the last search; candidates come
+ * from FTS5 (every word, prefix where asked) ranked by bm25, and each one is checked against its
+ * entry's text, read back from the session file: phrases must appear as written, and the snippet
+ * is cut around the match. Runs on any StoragePort; when the index cannot be saved (a read-only
+ * store) the results are the same, only the next search reads everything again.
+ */
+import { splitGluedObjects } from "../format/jsonl-reader.js";
+import type { StoragePort } from "../port.js";
+import type { SessionDialect } from "../format/dialect.js";
+import { decode } from "../session/file-resume.js";
+import { sessionDirListings, type DirListing } from "../session/listing.js";
+import { GROUP_SOURCES, SearchIndex, type CandidateRow, type RefreshCounter, type SourceGroup } from "./search-index.js";
+import { parseQuery, snippetOf, unitPattern, type QueryUnit } from "./query.js";
+import { DEFAULT_SOURCES, entryTexts, SEARCH_SOURCES, type SearchSource } from "./text.js";
+
+export interface SearchOptions {
+  /** Only the sessions of this directory (e.g. `sessionDirFor(cwd)`); default: every project's. */
+  dir?: string;
+  /** Only sessions whose header cwd is this one (a flat seed-003 store holds every project's). */
+  cwd?: string;
+  /** Which texts to search (default user and assistant text; add "thinking", "tool" for more). */
+  sources?: readonly SearchSource[];
+  /** Hits to return, best first (default 50). */
+  limit?: number;
+  /** Index progress: files and bytes read of those that changed since the last search. */
+  onProgress?: (progress: RefreshCounter) => void;
+}
+
+export interface SearchHit {
+  /** Storage path of the session file. */
+  path: string;
+  sessionId: string;
+  /** The entry's id; null in a v1 file, whose entries get ids only when it is migrated. */
+  entryId: string | null;
+  /** The message's role (user, assistant, toolResult, bashExecution). */
+  role: string;
+  source: SearchSource;
+  /** The text around the first match, on one line. */
+  snippet: string;
+  /** Higher is better (FTS5's bm25, negated). */
+  score: number;
+}
+
+const DEFAULT_LIMIT = 50;
+/** Candidates fetched per hit wanted: phrases and prefixes may fail the check against the text. */
+const CANDIDATES_PER_HIT = 4;
+
+/** Searches run one at a time: they share the index kept open (search-index.ts). */
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Sessions whose text matches `query`, one hit per matching entry text, best first. */
+export function searchSessions(storage: StoragePort, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+  const run = queue.then(() => search(storage, query, options));
+  queue = run.catch(() => {});
+  return run;
+}
+
+async function search(storage: StoragePort, query: string, options: SearchOptions): Promise<SearchHit[]> {
+  const sources = options.sources ?? DEFAULT_SOURCES;
+  for (const source of sources) if (!SEARCH_SOURCES.includes(source)) throw new TypeError(`unknown search source "${source}" (known: ${SEARCH_SOURCES.join(", ")})`);
+  const limit = options.limit ?? DEFAULT_LIMIT;
+  const parsed = parseQuery(query);
+  if (parsed.units.length === 0 || limit <= 0) return [];
+  const groups = (Object.keys(GROUP_SOURCES) as SourceGroup[]).filter((group) => GROUP_SOURCES[group].some((source) => sources.includes(source)));
+  const listings = await sessionDirListings(storage, options.dir);
+  const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
+  const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);
+  // FTS5 matches each word (a phrase's words anywhere in the entry); the text check narrows it.
+  const match = parsed.units.map((unit) => unit.tokens.map((token, i) => `"${token}"${unit.prefix && i === unit.tokens.length - 1 ? "*" : ""}`).join(" AND ")).join(" AND ");
+  const needsCheck = parsed.units.some((unit) => unit.tokens.length > 1);
+  let want = Number.isFinite(limit) ? limit * (needsCheck ? CANDIDATES_PER_HIT : 1) : -1;
+  for (;;) {
+    const rows = indexes.flatMap((index) => index.candidates(match, sources, dirs, options.cwd, want)).sort((a, b) => a.rank - b.rank);
+    const exhausted = want < 0 || rows.length < want;
+    const hits = await checkCandidates(storage, exhausted ? rows : rows.slice(0, want), parsed.units, limit);
+    if (hits.length >= limit || exhausted) return hits.slice(0, limit);
+    want *= 4;
+  }
+}
+
+async function openIndexes(
+  storage: StoragePort,
+  listings: readonly DirListing[],
+  complete: boolean,
+  groups: readonly SourceGroup[],
+  onProgress?: (progress: RefreshCounter) => void,
+): Promise<SearchIndex[]> {
+  const indexes: SearchIndex[] = [];
+  for (const group of groups) indexes.push(await SearchIndex.open(storage, group));
+  const pending = indexes.map((index) => index.pending(listings, complete));
+  const counter: RefreshCounter = {
+    filesDone: 0,
+    filesTotal: pending.reduce((n, p) => n + p.files, 0),
+    bytesDone: 0,
+    bytesTotal: pending.reduce((n, p) => n + p.bytes, 0),
+  };
+  const report = () => onProgress?.({ ...counter });
+  for (const index of indexes) {
+    await index.refresh(storage, listings, complete, counter, report);
+    await index.save(storage);
+  }
+  return indexes;
+}
+
+/**
+ * Reads each candidate's line back from its session file (lines of one file in offset order) and
+ * keeps those whose text holds every unit as written; stops at `limit` hits, in rank order.
+ */
+async function checkCandidates(storage: StoragePort, rows: CandidateRow[], units: readonly QueryUnit[], limit: number): Promise<SearchHit[]> {
+  const patterns = units.map(unitPattern);
+  const hits: SearchHit[] = [];
+  const decoder = new TextDecoder();
+  for (const row of rows) {
+    if (hits.length >= limit) break;
+    const bytes = await storage.read(row.path, { offset: row.lineOffset, length: row.lineLength }).catch(() => null);
+    if (!bytes) continue;
+    const raw = recordOfLine(decoder.decode(bytes), row.part);
+    const record = raw && decode(row.dialect as SessionDialect, raw);
+    const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
+    if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
+    hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, units), score: -row.rank });
+  }
+  return hits;
+}
+
+/** The `part`-th object of a line (more than one when a torn append glued lines). */
+function recordOfLine(line: string, part: number): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(line) as Record<string, unknown>;
+    return part === 0 ? value : undefined;
+  } catch {
+    return splitGluedObjects(line)[part];
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * SQLite (the official WebAssembly build, with FTS5) for the search index and for reading an
+ * oh-my-pi history.db. One module per process, loaded on first use; databases live in WASM memory
+ * and move to and from a StoragePort as whole-file bytes (sqlite3_deserialize / db export).
+ * Imported on first use: listing and opening sessions never load it.
+ */
+import type { Database, Sqlite3Static } from "@sqlite.org/sqlite-wasm";
+
+export type { Database };
+
+let loading: Promise<Sqlite3Static> | undefined;
+
+export function loadSqlite(): Promise<Sqlite3Static> {
+  loading ??= import("@sqlite.org/sqlite-wasm")
+    .then(({ default: sqlite3InitModule }) => sqlite3InitModule())
+    .then((sqlite3) => {
+      // Failed statements throw; the library's console warning about each one is noise here.
+      sqlite3.config.warn = () => {};
+      return sqlite3;
+    })
+    .catch((error: unknown) => {
+    loading = undefined; // let a later call try again
+    throw error;
+  });
+  return loading;
+}
+
+/** An empty in-memory database. */
+export async function emptyDatabase(): Promise<Database> {
+  const sqlite3 = await loadSqlite();
+  return new sqlite3.oo1.DB(":memory:");
+}
+
+/**
+ * A database holding a copy of `bytes` (a SQLite file image). `readOnly` refuses writes; a
+ * writable one can grow and be exported again. Damaged bytes are only found by the first query.
+ */
+export async function databaseFromBytes(bytes: Uint8Array, readOnly: boolean): Promise<Database> {
+  const sqlite3 = await loadSqlite();
+  const db = new sqlite3.oo1.DB(":memory:");
+  // allocFromTypedArray wants a plain Uint8Array (not a Node Buffer).
+  const image = bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const pointer = sqlite3.wasm.allocFromTypedArray(image);
+  const flags = sqlite3.capi.SQLITE_DESERIALIZE_FREEONCLOSE | (readOnly ? sqlite3.capi.SQLITE_DESERIALIZE_READONLY : sqlite3.capi.SQLITE_DESERIALIZE_RESIZEABLE);
+  const rc = sqlite3.capi.sqlite3_deserialize(db.pointer!, "main", pointer, image.length, image.length, flags);
+  if (rc !== 0) {
+    db.close();
+    throw new Error(`sqlite3_deserialize failed (code ${rc})`);
+  }
+  return db;
+}
+
+/** The database as a SQLite file image. */
+export async function databaseBytes(db: Database): Promise<Uint8Array> {
+  const sqlite3 = await loadSqlite();
+  return sqlite3.capi.sqlite3_js_db_export(db);
+}
