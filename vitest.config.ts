@@ -17,6 +17,17 @@ export default defineConfig({
       },
       {
         test: {
+          name: "postgres",
+          include: ["test/postgres/**/*.test.ts"],
+          environment: "node",
+          // One private cluster for the run: started before the tests, stopped and deleted after.
+          globalSetup: ["test/postgres/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
           testTimeout: 60_000,

@@ -9,15 +9,13 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { SessionManager, CATALOG_DIR, type StoragePort } from "../src/index.js";
-import { appendMessages, appendWorkload } from "./lib/appends.js";
-import { collectGarbage } from "./lib/measure.js";
-import { PiSessionManager } from "./lib/pi.js";
+import { collectGarbage, MEASURED_LINE } from "./lib/measure.js";
 import { peakRss } from "./lib/peak-rss.js";
 
 /** With `profileTo`, the measured part (only) is CPU-profiled into that .cpuprofile file. */
 export type ChildTask = { profileTo?: string } & (
-  /** Ours: open a storage path below `root` and build the context, `repeat` times. */
-  | { kind: "open-ours"; root: string; path: string; readOnly: boolean; repeat?: number }
+  /** Ours: open a storage path below `root` and build the context, `repeat` times (SessionManager's `parse`: lazy by default). */
+  | { kind: "open-ours"; root: string; path: string; readOnly: boolean; parse?: "lazy" | "full"; repeat?: number }
   /** pi: open an absolute path and build the context. */
   | { kind: "open-pi"; file: string }
   /** Ours: list one session dir with no catalog (deleted first). */
@@ -89,30 +87,37 @@ async function openOurs(t: Extract<ChildTask, { kind: "open-ours" }>): Promise<O
   const port = sampling(storage, sample);
   let ms = 0;
   let messages = 0;
-  let entries = 0;
+  let sm: SessionManager | null = null;
   await measured(async () => {
     for (let i = 0; i < (t.repeat ?? 1); i++) {
       keepAlive = null;
+      await sm?.close();
       const start = performance.now();
-      const sm = await SessionManager.open(port, t.path, { readOnly: t.readOnly });
+      sm = await SessionManager.open(port, t.path, { readOnly: t.readOnly, parse: t.parse });
       sample();
       const context = sm.buildSessionContext();
       sample();
       ms = performance.now() - start;
       keepAlive = [sm, context];
       messages = context.messages.length;
-      entries = sm.getEntries().length;
-      await sm.close();
     }
   });
   collectGarbage();
   const retained = process.memoryUsage().heapUsed;
+  const maxRss = peakRss();
+  // Counted after the memory figures (and the heap peaks the parent reads from --trace-gc): a
+  // lazily opened session parses every entry to list them.
+  process.stdout.write(`${MEASURED_LINE}\n`);
+  const entries = sm!.getEntries().length;
   keepAlive = null;
+  await sm!.close();
   await storage.close();
-  return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss: peakRss(), rssBefore: before.rss, messages, entries };
+  return { ms, heapBefore: before.heap, heapSampledPeak: peak, heapRetained: retained, maxRss, rssBefore: before.rss, messages, entries };
 }
 
-function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): OpenResult {
+async function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): Promise<OpenResult> {
+  // Loaded only in pi's children: its module graph would weigh on our opens' heap and collections.
+  const { PiSessionManager } = await import("./lib/pi.js");
   const before = memoryBaseline();
   const start = performance.now();
   try {
@@ -143,6 +148,8 @@ async function listColdOurs(t: Extract<ChildTask, { kind: "list-cold-ours" }>): 
 }
 
 async function appendsOurs(t: Extract<ChildTask, { kind: "appends-ours" }>): Promise<{ ms: number }> {
+  // Loaded only in these children: it brings pi's SessionManager along (see openPi).
+  const { appendMessages, appendWorkload } = await import("./lib/appends.js");
   const storage = nodeFsStorage({ root: t.root });
   appendWorkload(t.count);
   const { ms } = await measured(() => appendMessages(storage, t.count, t.flushEvery));
@@ -156,7 +163,7 @@ switch (task.kind) {
     await send(await openOurs(task));
     break;
   case "open-pi":
-    await send(openPi(task));
+    await send(await openPi(task));
     break;
   case "list-cold-ours":
     await send(await listColdOurs(task));

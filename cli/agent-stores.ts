@@ -7,6 +7,7 @@ import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import nodePath from "node:path";
 import type { StoreLayout } from "../src/index.js";
+import type { DatabaseStore } from "./store.js";
 
 export const AGENTS = ["pi", "omp", "xcsh", "indusagi", "operator"] as const;
 export type AgentName = (typeof AGENTS)[number];
@@ -18,6 +19,8 @@ export interface AgentStore {
   /** For people: the agent and the root, `~` for the home directory ("pi ~/.pi/agent"). */
   label: string;
   layout: StoreLayout;
+  /** Set for a database store (--store): it is read through its own ports, `root` is its name. */
+  database?: DatabaseStore;
 }
 
 export interface DiscoveryEnvironment {

@@ -26,7 +26,7 @@ import { lookupContext, type Run } from "./commands.js";
 import { CliError } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
 import { archiveProgress } from "./progress.js";
-import { exportView, resolveSessionArgument, statOrNull, type ExportView, type SessionFileRef } from "./store.js";
+import { exportView, resolveSessionArgument, statOrNull, storeFileOf, type ExportView, type SessionFileRef } from "./store.js";
 
 const ZIP_MAGIC = Buffer.from("PK\x03\x04", "latin1");
 
@@ -83,7 +83,7 @@ export async function exportCommand(run: Run): Promise<number> {
     for (const target of run.args.targets) refs.push(await resolveSessionArgument(target, context));
     // The rename at the end would put the archive in place of a session.
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
-    const overwritten = refs.find((ref) => nodePath.join(ref.storage.root, ...ref.path.split("/")) === realOutput);
+    const overwritten = refs.find((ref) => ref.onDisk && ref.nameOf(ref.path) === realOutput);
     if (overwritten) throw new CliError(`${output} is ${overwritten.absolute}, a session being exported: -o must name another file`);
     const view = exportView(refs);
     const leafId = run.args.leaf;
@@ -153,15 +153,16 @@ export async function importCommand(run: Run): Promise<number> {
   const info = await statOrNull(source);
   if (!info) throw new CliError(`${source}: no such file or directory`);
   if (!info.isFile() && !info.isDirectory()) throw new CliError(`${source} is not a file or a directory`);
-  const { root, layout } = await importTarget(run);
+  const target = await importTarget(run);
+  const { root, layout } = target;
   // A missing root is made by the first write (and not at all when nothing is written).
-  const rootInfo = await statOrNull(root);
+  const rootInfo = target.database ? null : await statOrNull(root);
   if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${root} is not a directory (the storage root; set it with --root)`);
 
   const archive = info.isFile() && (await isArchiveFile(source));
   const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
   // New sessions go where the store's agent puts them (seed 003's profiles: one flat folder).
-  const storage = nodeFsStorage({ root });
+  const storage = target.database ? await target.database.open() : nodeFsStorage({ root });
   const progress = archiveProgress(run.io.stderr, "sessionkit: import");
   const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress, layout };
   let summary: ImportSummary;
@@ -175,12 +176,13 @@ export async function importCommand(run: Run): Promise<number> {
     progress.done();
     await storage.close();
   }
-  reportImport(run, summary, source, archive, root);
+  reportImport(run, summary, source, archive, target);
   return 0;
 }
 
 /** The store an import writes into: --root, else the one store of --agent, else pi's. */
 async function importTarget(run: Run): Promise<AgentStore> {
+  if (run.args.store !== undefined) return (await run.stores())[0]!;
   const discovered = await discoverAgentStores({ home: run.home, env: run.io.env });
   if (run.args.root === undefined && run.args.agent !== undefined) {
     const stores = discovered.filter((store) => store.agent === run.args.agent);
@@ -225,10 +227,11 @@ function cannotRead(path: string, error: unknown): CliError {
   return new CliError(`${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
 }
 
-function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean, root: string): void {
+function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean, target: AgentStore): void {
   // The warnings name missing blobs too.
   for (const warning of summary.warnings) run.warn(warning);
-  const fileOf = (path: string) => nodePath.join(root, ...path.split("/"));
+  const { root } = target;
+  const fileOf = (path: string) => storeFileOf(target, path);
   run.print(summary, () => {
     const { written, present, bytesWritten } = summary.blobs;
     return [

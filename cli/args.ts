@@ -9,7 +9,7 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
-export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME] <command> [options]
+export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME | --store URL] <command> [options]
 
 Reads coding-agent sessions (JSONL trees) in every agent's store on this machine: pi
 ($PI_CODING_AGENT_DIR or ~/.pi/agent), oh-my-pi (~/.omp/agent), xcsh (~/.xcsh/agent), indusagi
@@ -47,7 +47,7 @@ Commands:
   serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
                                  Ctrl+C; prints the URL to open (it holds a random access token).
                                  Serves sessions/ and blobs/ of each --root (repeatable), read-only;
-                                 without --root, every agent's store found (or --agent's)
+                                 without --root, every agent's store found (or --agent's), or --store
       --agent-stores             with --root: also every agent's store found (or --agent's)
       --write                    allow changes (appends, writes, writer locks)
       --port N                   default 4174 (0: any free port)
@@ -73,6 +73,9 @@ prints them).
 Options:
   --root DIR     one storage root instead of every store (holds sessions/ and blobs/; import
                  writes into it, creating it when missing; without it import writes into pi's)
+  --store URL    a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
+                 ?schema=NAME for a schema other than "sessionkit" (created on first use); a
+                 <session> may also be a session's path in it
   --agent NAME   only that agent's stores: ${AGENTS.join(", ")} (with --root: the root is laid
                  out as that agent's)
   --json         print what the library's API returns, as JSON (paths are absolute)
@@ -88,6 +91,8 @@ export interface ParsedCommand {
   /** Every file or id argument (export takes several). */
   targets: string[];
   root: string | undefined;
+  /** --store: a postgres:// URL, in place of the agents' stores and --root. */
+  store: string | undefined;
   /** --agent: only this agent's stores. */
   agent: AgentName | undefined;
   all: boolean;
@@ -136,7 +141,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   search: ["all", "cwd", "source", "limit"],
   history: ["limit"],
 };
-const GLOBAL_FLAGS = ["root", "agent", "json", "help"];
+const GLOBAL_FLAGS = ["root", "agent", "store", "json", "help"];
 
 /** How many arguments each command takes, and what they are (for messages). */
 const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
@@ -164,6 +169,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       options: {
         root: { type: "string", multiple: true },
         agent: { type: "string" },
+        store: { type: "string" },
         all: { type: "boolean" },
         cwd: { type: "string" },
         json: { type: "boolean" },
@@ -216,6 +222,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   for (const origin of values["allow-origin"] ?? []) {
     if (!URL.canParse(origin)) throw new UsageError(`--allow-origin must be a URL such as http://localhost:5173 (got "${origin}")`);
   }
+  if (values.store !== undefined && (values.root !== undefined || values.agent !== undefined)) {
+    throw new UsageError(`--store names a database store: it takes no --${values.root !== undefined ? "root" : "agent"}`);
+  }
+  if (values.store !== undefined && values["agent-stores"]) throw new UsageError("--store names a database store: it takes no --agent-stores");
+  if (values.store !== undefined && !/^postgres(ql)?:\/\//.test(values.store)) throw new UsageError(`--store takes a postgres:// URL (got "${values.store}")`);
   if (values.agent !== undefined && !(AGENTS as readonly string[]).includes(values.agent)) {
     throw new UsageError(`--agent must be ${AGENTS.slice(0, -1).join(", ")} or ${AGENTS.at(-1)} (got "${values.agent}")`);
   }
@@ -242,6 +253,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     target: joined ? rest.join(" ") : (rest[0] ?? ""),
     targets: rest,
     root: roots[0],
+    store: values.store,
     agent: values.agent as AgentName | undefined,
     all: values.all ?? false,
     cwd: values.cwd,

@@ -9,8 +9,7 @@ import { CliError } from "./errors.js";
 import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { readingStorage } from "./store-cache.js";
-import { asCliError, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, type SessionFileRef } from "./store.js";
+import { asCliError, databaseStore, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 import { serveCommand } from "./serve/command.js";
@@ -67,11 +66,17 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
       io.stdout(batch);
     },
   };
-  return COMMANDS[args.command](run);
+  try {
+    return await COMMANDS[args.command](run);
+  } finally {
+    // A database store's pools would keep the process alive.
+    if (stores) for (const store of await stores.catch(() => [])) await store.database?.closeAll();
+  }
 }
 
 /** The stores a command reads (see Run.stores). */
 async function storesToRead(args: ParsedCommand, io: Io, home: string): Promise<AgentStore[]> {
+  if (args.store !== undefined) return [databaseStore(args.store)];
   const discovered = await discoverAgentStores({ home, env: io.env });
   if (args.root !== undefined) {
     const root = resolveRoot(args.root, io.cwd, io.env);
@@ -116,12 +121,12 @@ async function ls(run: Run): Promise<number> {
   const listed: ListedSession[] = [];
   for (const store of stores) {
     // Read through the cache: the catalog is written there, never into the agent's folder.
-    const storage = readingStorage(store.root, run.io.env, run.home);
+    const storage = await storeStorage(store, run.io.env, run.home);
     const progress = listingProgress(run.io.stderr, stores.length > 1 ? `sessionkit: ls: ${store.label}` : "sessionkit: ls");
     try {
       const options = { onProgress: progress.onProgress, withText: run.args.withText };
       const infos = run.args.all ? await SessionManager.listAll(storage, options) : await SessionManager.list(storage, cwd, { ...options, layout: store.layout });
-      for (const info of infos) listed.push({ ...info, path: nodePath.join(store.root, ...info.path.split("/")), agent: store.agent, store: store.root });
+      for (const info of infos) listed.push({ ...info, path: storeFileOf(store, info.path), agent: store.agent, store: store.root });
     } finally {
       progress.done();
       await storage.close();
@@ -211,7 +216,7 @@ async function migrate(run: Run): Promise<number> {
   let toVersion = fromVersion;
   if (before.migratedFrom !== null) {
     // No write bit at all means "keep this as it is", even for a user (root) whom the OS would let write.
-    if (((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError(`${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
+    if (ref.onDisk && ((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError(`${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
     // The rewrite keeps only what loaded: say which lines it leaves behind (the original stays in
     // <file>.v<N>.bak when there are any).
     for (const problem of before.problems) {

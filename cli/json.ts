@@ -1,12 +1,18 @@
 /**
- * JSON text exactly as `JSON.stringify(value)` gives it, built without recursion: a session tree
- * is a chain as deep as the session is long, and V8's JSON.stringify overflows the stack at a
- * depth of a few thousand.
+ * JSON text exactly as `JSON.stringify(value)` gives it, built without recursion where it must be:
+ * a session tree is a chain as deep as the session is long, and V8's JSON.stringify overflows the
+ * stack at a depth of a few thousand. Values two levels down (a context's messages, a listing's
+ * fields) go to JSON.stringify, several times faster than the walk here, unless it overflows: then
+ * that value and everything under it is walked.
  */
 
-type Frame =
+type Frame = { walkAll: boolean } & (
   | { kind: "array"; items: readonly unknown[]; index: number }
-  | { kind: "object"; record: Record<string, unknown>; keys: string[]; index: number; empty: boolean };
+  | { kind: "object"; record: Record<string, unknown>; keys: string[]; index: number; empty: boolean }
+);
+
+/** Containers this deep (the root is 0) are tried with JSON.stringify first. */
+const STRINGIFY_DEPTH = 2;
 
 /** What JSON.stringify serializes after `toJSON`; undefined, functions and symbols are left out. */
 function toJsonValue(value: unknown, key: string): unknown {
@@ -56,19 +62,30 @@ export function writeJson(value: unknown, write: (chunk: string) => void): boole
   };
   const stack: Frame[] = [];
 
-  const emit = (item: unknown) => {
+  /** `walkAll`: an enclosing value overflowed JSON.stringify, so this one would too. */
+  const emit = (item: unknown, walkAll: boolean) => {
     if (!isContainer(item)) {
       out.push(JSON.stringify(item));
-    } else if (Array.isArray(item)) {
+      return;
+    }
+    if (!walkAll && stack.length >= STRINGIFY_DEPTH && typeof (item as { toJSON?: unknown }).toJSON !== "function") {
+      const text = stringifyWithinLimits(item);
+      if (text !== undefined) {
+        out.push(text);
+        return;
+      }
+      walkAll = true;
+    }
+    if (Array.isArray(item)) {
       out.push("[");
-      stack.push({ kind: "array", items: item, index: 0 });
+      stack.push({ kind: "array", items: item, index: 0, walkAll });
     } else {
       out.push("{");
-      stack.push({ kind: "object", record: item as Record<string, unknown>, keys: Object.keys(item), index: 0, empty: true });
+      stack.push({ kind: "object", record: item as Record<string, unknown>, keys: Object.keys(item), index: 0, empty: true, walkAll });
     }
   };
 
-  emit(root);
+  emit(root, false);
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     if (frame.kind === "array") {
@@ -81,7 +98,7 @@ export function writeJson(value: unknown, write: (chunk: string) => void): boole
       if (i > 0) out.push(",");
       const item = toJsonValue(frame.items[i], String(i));
       if (isOmitted(item)) out.push("null");
-      else emit(item);
+      else emit(item, frame.walkAll);
       continue;
     }
     let emitted = false;
@@ -91,7 +108,7 @@ export function writeJson(value: unknown, write: (chunk: string) => void): boole
       if (isOmitted(item)) continue;
       out.push(`${frame.empty ? "" : ","}${JSON.stringify(key)}:`);
       frame.empty = false;
-      emit(item);
+      emit(item, frame.walkAll);
       emitted = true;
     }
     if (!emitted) {
@@ -101,6 +118,16 @@ export function writeJson(value: unknown, write: (chunk: string) => void): boole
   }
   out.flush();
   return true;
+}
+
+/** JSON.stringify's text, or undefined when it overflows the stack or the longest string. */
+function stringifyWithinLimits(value: object): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
 }
 
 /** `JSON.stringify(value)` for values of any depth. */

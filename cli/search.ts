@@ -6,7 +6,7 @@ import type { AgentName } from "./agent-stores.js";
 import type { Run } from "./commands.js";
 import { searchProgress } from "./progress.js";
 import { oneLine } from "./render.js";
-import { readingStorage } from "./store-cache.js";
+import { storeFileOf, storeStorage } from "./store.js";
 
 const DEFAULT_LIMIT = 50;
 
@@ -22,13 +22,13 @@ export async function searchCommand(run: Run): Promise<number> {
   const found: FoundHit[] = [];
   for (const store of stores) {
     // Read through the cache: the index is written there, never into the agent's folder.
-    const storage = readingStorage(store.root, run.io.env, run.home);
+    const storage = await storeStorage(store, run.io.env, run.home);
     // Progress is for people: a --json reader on a pipe gets none.
     const progress = searchProgress(run.io.stderr, stores.length > 1 ? `sessionkit: search: ${store.label}` : "sessionkit: search", run.args.json && !run.io.stderr.isTTY);
     try {
       const scope = run.args.all ? {} : { dir: storeSessionDir(store.layout, cwd), ...(store.layout === "seed003" ? { cwd } : {}) };
       const hits = await searchSessions(storage, run.args.target, { ...scope, ...(run.args.sources ? { sources: run.args.sources } : {}), limit, onProgress: progress.onProgress });
-      for (const hit of hits) found.push({ ...hit, path: nodePath.join(store.root, ...hit.path.split("/")), agent: store.agent, store: store.root });
+      for (const hit of hits) found.push({ ...hit, path: storeFileOf(store, hit.path), agent: store.agent, store: store.root });
     } finally {
       progress.done();
       await storage.close();
@@ -61,10 +61,10 @@ export async function historyCommand(run: Run): Promise<number> {
   const found: FoundPrompt[] = [];
   for (const store of stores) {
     // Only read: history files sit at the store's root, beside sessions/.
-    const storage = nodeFsStorage({ root: store.root });
+    const storage = store.database ? await store.database.open() : nodeFsStorage({ root: store.root });
     try {
       const history = await PromptHistory.open(storage);
-      if (history.importError) run.warn(`${nodePath.join(store.root, history.importError.message)} (its prompts are left out)`);
+      if (history.importError) run.warn(`${storeFileOf(store, history.importError.message)} (its prompts are left out)`);
       for (const entry of query === "" ? history.recent(limit) : history.search(query, limit)) found.push({ ...entry, agent: store.agent, store: store.root });
     } finally {
       await storage.close();

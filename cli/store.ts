@@ -1,12 +1,12 @@
 /**
- * Where the CLI's bytes come from: the stores it reads (every agent's, or --root), and the storage
- * that holds a file argument.
+ * Where the CLI's bytes come from: the stores it reads (every agent's, --root, or a database with
+ * --store), and the storage that holds a file argument.
  */
 import { realpath, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import nodePath from "node:path";
-import { expandHome, nodeFsStorage, type NodeFsStorage } from "../adapters/node-fs/index.js";
-import { decodeHeader, detectDialect, findSessionPaths, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
+import { expandHome, nodeFsStorage } from "../adapters/node-fs/index.js";
+import { decodeHeader, detectDialect, findSessionPaths, isStorageError, SESSIONS_DIR, SessionManager, StorageError, type SessionInfo, type StoragePort } from "../src/index.js";
 import type { AgentStore } from "./agent-stores.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
@@ -36,13 +36,84 @@ export async function requireDirectory(dir: string): Promise<void> {
   if (!info.isDirectory()) throw new CliError(`${dir} is not a directory (the storage root; set it with --root)`);
 }
 
+/** A port the CLI closes when the command ends (a database pool would keep the process alive). */
+export type ClosableStorage = StoragePort & { close(): Promise<void> };
+
+/**
+ * A PostgreSQL store (--store): read and written through ports of its own. Its AgentStore's
+ * `root` and `label` are its name (the URL without its password).
+ */
+export interface DatabaseStore {
+  /** A new port over the database; closeAll() closes every one. */
+  open(): Promise<ClosableStorage>;
+  closeAll(): Promise<void>;
+}
+
+/**
+ * The store of --store URL: postgres://user:password@host:port/db, optionally ?schema=NAME (the
+ * schema holding the store; "sessionkit" by default), which is not passed on to the server.
+ */
+export function databaseStore(url: string): AgentStore & { database: DatabaseStore } {
+  const { connection, schema, name } = parsePostgresStore(url);
+  const opened: ClosableStorage[] = [];
+  return {
+    agent: "pi",
+    root: name,
+    label: name,
+    layout: "pi",
+    database: {
+      open: async () => {
+        // Loaded only for --store: other commands need no database client.
+        const { postgresStorage } = await import("../adapters/postgres/index.js");
+        const storage = postgresStorage({ connection, ...(schema === null ? {} : { schema }) });
+        opened.push(storage);
+        return storage;
+      },
+      closeAll: async () => {
+        await Promise.all(opened.splice(0).map((storage) => storage.close()));
+      },
+    },
+  };
+}
+
+export function parsePostgresStore(store: string): { connection: string; schema: string | null; name: string } {
+  let url: URL;
+  try {
+    url = new URL(store);
+  } catch {
+    throw new CliError(`--store ${JSON.stringify(store)}: not a valid URL`);
+  }
+  const schema = url.searchParams.get("schema");
+  url.searchParams.delete("schema");
+  const connection = url.toString();
+  if (url.password !== "") url.password = "***";
+  if (schema !== null) url.searchParams.set("schema", schema);
+  return { connection, schema, name: url.toString() };
+}
+
+/** The port a store is read through: a database's own, or the directory's through the cache (readingStorage). */
+export async function storeStorage(store: AgentStore, env: NodeJS.ProcessEnv, home: string): Promise<ClosableStorage> {
+  return store.database ? store.database.open() : readingStorage(store.root, env, home);
+}
+
+/** How messages name a storage path of a store: a file under a directory's root, or the path in a database. */
+export function storeFileOf(store: AgentStore, path: string): string {
+  return store.database ? path : nodePath.join(store.root, ...path.split("/"));
+}
+
 /** A session file argument: the storage that holds it and its path there. */
 export interface SessionFileRef {
-  /** The file as the user should read it in messages: absolute. */
+  /** The file as the user should read it in messages: absolute (or its path in a database store). */
   absolute: string;
-  storage: NodeFsStorage;
+  storage: ClosableStorage;
   /** Storage path of the file in `storage`. */
   path: string;
+  /** How messages name a path of `storage` (a blob, the session). */
+  nameOf(path: string): string;
+  /** Where `storage` is: its root directory, or the database store's name. */
+  location: string;
+  /** True when the session is a file on disk (`absolute`), false when it lives in a database. */
+  onDisk: boolean;
   /** True when `storage` is a store root (sessions/ and blobs/), false when it is the file's own directory. */
   inStore: boolean;
   /** True when `storage` is the root of the one store read (--root): its sessions keep their storage paths in an export. */
@@ -96,7 +167,8 @@ export async function resolveSessionFile(arg: string, stores: readonly AgentStor
     const bytes = await storage.read(path);
     if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError(`${absolute} holds only whitespace, not a session file`);
   }
-  return { absolute, storage, path, inStore, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) };
+  const nameOf = (p: string) => nodePath.join(storageRoot, ...p.split("/"));
+  return { absolute, storage, path, nameOf, location: storageRoot, onDisk: true, inStore, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) };
 }
 
 function isInside(dir: string, file: string): boolean {
@@ -155,27 +227,33 @@ export interface LookupContext {
 export async function resolveSessionArgument(target: string, context: LookupContext): Promise<SessionFileRef> {
   const { stores, cwd } = context;
   const absolute = nodePath.resolve(cwd, target);
-  // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file.
-  if ((await statOrNull(absolute)) || /[/.]/.test(target) || target.includes(nodePath.sep)) return resolveSessionFile(target, stores, cwd);
+  // Ids are UUIDs: an argument with a separator or a dot ("x.jsonl") can only be a file, or (with
+  // --store) a path in the database.
+  const local = await statOrNull(absolute);
+  const pathLike = /[/.]/.test(target) || target.includes(nodePath.sep);
+  const database = stores.find((store) => store.database);
+  if (!local && pathLike && database) return databaseRef(database, target, `${absolute}: no such file, and no ${target} in ${database.root}`);
+  if (local || pathLike) return resolveSessionFile(target, stores, cwd);
   if (stores.length === 0) throw new CliError(`${absolute}: no such file (and no agent store to look up session ids in)`);
   const where = stores.map((store) => store.root).join(", ");
-  const fileOf = (store: AgentStore, path: string) => nodePath.join(store.root, ...path.split("/"));
+  const fileOf = storeFileOf;
+  const refOf = (store: AgentStore, path: string) => (store.database ? databaseRef(store, path) : resolveSessionFile(fileOf(store, path), stores, cwd));
 
-  const named: string[] = [];
+  const named: { store: AgentStore; path: string }[] = [];
   for (const store of stores) {
-    const storage = nodeFsStorage({ root: store.root });
+    const storage = store.database ? await store.database.open() : nodeFsStorage({ root: store.root });
     try {
-      for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push(fileOf(store, path));
+      for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push({ store, path });
     } finally {
       await storage.close();
     }
   }
-  if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${where}`, named.map((file) => `  ${file}`));
-  if (named.length === 1) return resolveSessionFile(named[0]!, stores, cwd);
+  if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${where}`, named.map(({ store, path }) => `  ${fileOf(store, path)}`));
+  if (named.length === 1) return refOf(named[0]!.store, named[0]!.path);
 
   const infos: Array<SessionInfo & { file: string; store: AgentStore }> = [];
   for (const store of stores) {
-    const storage = readingStorage(store.root, context.env, context.home);
+    const storage = await storeStorage(store, context.env, context.home);
     const progress = listingProgress(context.progressSink, stores.length > 1 ? `${context.label}: ${store.label}` : context.label);
     try {
       for (const info of await SessionManager.listAll(storage, { onProgress: progress.onProgress })) infos.push({ ...info, file: fileOf(store, info.path), store });
@@ -193,7 +271,20 @@ export async function resolveSessionArgument(target: string, context: LookupCont
       matches.map((info) => `  ${info.id}  ${stores.length > 1 ? `${info.store.agent}  ` : ""}${info.file}  ${oneLine(info.name ?? info.title ?? info.firstMessage, 40)}`),
     );
   }
-  return resolveSessionFile(matches[0]!.file, stores, cwd);
+  return refOf(matches[0]!.store, matches[0]!.path);
+}
+
+/** A session of a database store. */
+async function databaseRef(store: AgentStore, path: string, missing?: string): Promise<SessionFileRef> {
+  const storage = await store.database!.open();
+  const stat = await storage.stat(path).catch((error: unknown) => {
+    if (isStorageError(error, "invalid")) return null;
+    throw error;
+  });
+  if (!stat) throw new CliError(missing ?? `${path}: no such file in ${store.root}`);
+  if (stat.size === 0) throw new CliError(`${path} in ${store.root} is empty, not a session file`);
+  const nameOf = (p: string) => storeFileOf(store, p);
+  return { absolute: path, storage, path, nameOf, location: store.root, onDisk: false, inStore: true, inRoot: true, store };
 }
 
 /** Bytes read to find a header: pi's headers are a few hundred bytes. */
@@ -231,18 +322,18 @@ export interface ExportView {
 export function exportView(refs: readonly SessionFileRef[]): ExportView {
   const sessions = new Map<string, SessionFileRef>();
   const paths = refs.map((ref) => {
-    const path = ref.inRoot ? ref.path : nodePath.join(ref.storage.root, ...ref.path.split("/"));
+    const path = ref.inRoot ? ref.path : ref.nameOf(ref.path);
     sessions.set(path, ref);
     return path;
   });
-  const stores = [...new Map(refs.map((ref) => [ref.storage.root, ref.storage])).values()];
+  const stores = [...new Map(refs.map((ref) => [ref.location, ref])).values()];
   /** Blob paths -> the file they were found in. */
   const found = new Map<string, string>();
-  async function first<T>(path: string, get: (store: NodeFsStorage) => Promise<T | null>): Promise<T | null> {
+  async function first<T>(path: string, get: (store: StoragePort) => Promise<T | null>): Promise<T | null> {
     for (const store of stores) {
-      const result = await get(store);
+      const result = await get(store.storage);
       if (result === null) continue;
-      found.set(path, nodePath.join(store.root, ...path.split("/")));
+      found.set(path, store.nameOf(path));
       return result;
     }
     return null;

@@ -91,7 +91,7 @@ export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> 
       }
       if (present) continue;
       if (hash === null) at("missing-blob", `malformed blob ref ${JSON.stringify(blobRef.slice(0, 80))}`);
-      else at("missing-blob", `${blobRef}: ${nodePath.join(ref.storage.root, ...blobs.pathOf(hash).split("/"))} does not exist`);
+      else at("missing-blob", `${blobRef}: ${ref.nameOf(blobs.pathOf(hash))} does not exist`);
     }
   }
   problems.sort((a, b) => a.line - b.line);

@@ -70,6 +70,9 @@ export async function interleave<T>(cases: readonly Case<T>[], runs: number): Pr
 
 export const CHILD_SCRIPT = join(BENCH_DIR, "child.ts");
 
+/** A child prints this line when its measured part is over: later collections are not its peak. */
+export const MEASURED_LINE = "bench child: measured";
+
 export interface ChildRun<R> {
   result: R;
   /** Largest V8 heap size seen before any GC, from --trace-gc (bytes); 0 without trace. */
@@ -90,6 +93,7 @@ export function runChild<R>(task: ChildTask, nodeFlags: readonly string[]): Prom
       cwd: join(BENCH_DIR, ".."),
     });
     let peak = 0;
+    let measured = false;
     let pending = "";
     let stderr = "";
     let result: R | undefined;
@@ -98,14 +102,17 @@ export function runChild<R>(task: ChildTask, nodeFlags: readonly string[]): Prom
       pending += text;
       const lines = pending.split("\n");
       pending = lines.pop()!;
-      for (const line of lines) peak = Math.max(peak, heapBeforeGc(line));
+      for (const line of lines) {
+        if (line === MEASURED_LINE) measured = true;
+        if (!measured) peak = Math.max(peak, heapBeforeGc(line));
+      }
     });
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (text: string) => (stderr += text));
     child.on("message", (message) => (result = message as R));
     child.on("error", reject);
     child.on("exit", (code, signal) => {
-      peak = Math.max(peak, heapBeforeGc(pending));
+      if (!measured) peak = Math.max(peak, heapBeforeGc(pending));
       if (result !== undefined) resolve({ result, peakHeapBeforeGc: peak, stderr });
       else reject(new Error(`bench child ${JSON.stringify(task)} exited with ${signal ?? code} and no result:\n${stderr.slice(-2000)}`));
     });

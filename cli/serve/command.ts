@@ -12,7 +12,8 @@ import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;
-  // Every agent's store found (only --agent's) without --root or with --agent-stores, and each --root.
+  // The stores the CLI reads without --root (--store's database, or every agent's store found,
+  // only --agent's when given) or with --agent-stores besides each --root, and each --root.
   const stores: StoreConfig[] = [];
   const served = new Set<string>();
   const add = async ({ root, label, agent }: StoreConfig) => {
@@ -22,7 +23,10 @@ export async function serveCommand(run: Run): Promise<number> {
     stores.push({ root, label, agent, cacheDir: storeCacheDir(root, io.env, run.home) });
   };
   if (args.roots.length === 0) {
-    for (const store of await run.stores()) await add(store);
+    for (const store of await run.stores()) {
+      if (store.database) stores.push({ storage: await store.database.open(), root: store.root, label: store.label });
+      else await add(store);
+    }
     if (stores.length === 0) throw new CliError("no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
   } else if (args.agentStores) {
     for (const store of await discoverAgentStores({ home: run.home, env: io.env })) if (args.agent === undefined || store.agent === args.agent) await add(store);

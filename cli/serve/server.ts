@@ -25,9 +25,18 @@ import { StorageError, checkStoragePath, type StorageErrorCode, type StoragePort
 import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
 
-export interface StoreConfig {
-  /** The directory holding sessions/ and blobs/. */
-  root: string;
+export type StoreConfig = (
+  | {
+      /** The directory holding sessions/ and blobs/. */
+      root: string;
+    }
+  | {
+      /** A store opened by the caller (a database); the server closes it when it closes. */
+      storage: StoragePort & { close(): Promise<void> };
+      /** How the store is named (a URL without its password): its id derives from it. */
+      root: string;
+    }
+) & {
   /** What the page shows for it; default the root. */
   label?: string;
   /** The agent whose store it is ("pi", "omp", …), when known. */
@@ -38,7 +47,7 @@ export interface StoreConfig {
    * agent's folder, even when the store is served read-only. Default: inside the store.
    */
   cacheDir?: string;
-}
+};
 
 export interface ServeOptions {
   stores: StoreConfig[];
@@ -125,12 +134,13 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
   const viewerDir = options.viewerDir ? nodePath.resolve(options.viewerDir) : null;
   const stores = new Map<string, Store>();
   for (const config of options.stores) {
-    const root = nodePath.resolve(config.root);
-    const files = nodeFsStorage({ root });
-    const storage = config.cacheDir === undefined ? files : mountedStorage(files, { [KIT_DIR]: nodeFsStorage({ root: config.cacheDir }) });
+    const root = "storage" in config ? config.root : nodePath.resolve(config.root);
+    const base = "storage" in config ? config.storage : nodeFsStorage({ root });
+    const storage = config.cacheDir === undefined ? base : mountedStorage(base, { [KIT_DIR]: nodeFsStorage({ root: config.cacheDir }) });
     const id = storeId(root, stores);
-    // The kit's caches stay writable on a read-only store only when they live outside it.
-    const writablePaths = config.cacheDir === undefined ? [] : [KIT_DIR];
+    // The kit's caches stay writable on a read-only store when they are not in an agent's folder:
+    // mounted from the user's cache dir, or a database's own (it has no agent writing beside them).
+    const writablePaths = config.cacheDir !== undefined || "storage" in config ? [KIT_DIR] : [];
     stores.set(id, { id, label: config.label ?? root, agent: config.agent, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS, writablePaths }) });
   }
 

@@ -98,6 +98,18 @@ function targetsOf(keys: Readonly<Record<string, string>>): ReadonlySet<string> 
   return set;
 }
 
+/** How `dialect` spells the canonical top-level key `key`. */
+export function keyInDialect(dialect: SessionDialect, key: string): string {
+  return dialect === "seed003" && Object.hasOwn(CANONICAL_KEYS_TO_SEED003, key) ? CANONICAL_KEYS_TO_SEED003[key]! : key;
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/** Top-level keys with which `decodeRecord` rejects a record of `dialect`: the other spelling of a key it renames. */
+export function rejectedKeys(dialect: SessionDialect): ReadonlySet<string> {
+  return dialect === "pi" ? NO_KEYS : targetsOf(SEED003_KEYS);
+}
+
 /** The dialect's name in messages. */
 export function dialectName(dialect: SessionDialect): string {
   return dialect === "pi" ? "pi" : "seed 003";

@@ -69,7 +69,7 @@ export async function scanJsonl(
 ): Promise<JsonlScan | null> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
   const start = options.offset ?? 0;
-  const decoder = new TextDecoder();
+  const decoder = lineDecoder();
   const problems: LineProblem[] = [];
   let line = options.firstLine ?? 0;
   let readPos = start;
@@ -101,7 +101,7 @@ export async function scanJsonl(
     const buf = carry.length > 0 ? concatAll([...carry, chunk]) : chunk;
     const lastNewline = buf.lastIndexOf(NEWLINE);
     // One decode per chunk: a range that ends at "\n" always ends on a character boundary.
-    const text = decoder.decode(buf.subarray(0, lastNewline));
+    const text = decodeLines(decoder, buf.subarray(0, lastNewline), bufStart);
     // Byte offsets follow the string's lines newline for newline ("\n" is one byte in UTF-8).
     let from = 0;
     let byteFrom = 0;
@@ -121,7 +121,7 @@ export async function scanJsonl(
   let tail: JsonlTail = { kind: "clean" };
   const tailBytes = carry.length > 0 ? concatAll(carry) : null;
   if (tailBytes && tailBytes.length > 0) {
-    const text = decoder.decode(tailBytes);
+    const text = decodeLines(decoder, tailBytes, bufStart);
     if (text.trim() !== "") {
       line++;
       const before = problems.length;
@@ -139,8 +139,22 @@ export async function scanJsonl(
   return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, completeLines, problems, tail };
 }
 
+/** The decoder of a file's lines: a byte order mark is dropped only at the file's start (see decodeLines). */
+export function lineDecoder(): TextDecoder {
+  return new TextDecoder("utf-8", { ignoreBOM: true });
+}
+
+/**
+ * Lines of UTF-8 starting at file offset `offset`. A byte order mark counts only as the file's first
+ * bytes; elsewhere U+FEFF is part of its line, wherever the reads happen to start.
+ */
+export function decodeLines(decoder: TextDecoder, bytes: Uint8Array, offset: number): string {
+  const text = decoder.decode(bytes);
+  return offset === 0 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** Parses one line; returns false when nothing could be recovered from it. */
-function parseLine(
+export function parseLine(
   text: string,
   line: number,
   at: LineSpan,

@@ -63,40 +63,19 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { path });
   }
   const migratedFrom = dialect === "pi" ? migrateRecords(records) : null;
-  const problems = scan.problems.slice();
+  const reader = entryReader(dialect, header.data);
   const entries: SessionEntry[] = [];
   const entryLines: number[] = [];
   const entriesWithBlobRefs = new Set<SessionEntry>();
-  let previousTimestamp: unknown = header.data.timestamp;
   for (const record of records.slice(1)) {
     const line = lineOf.get(record)!;
-    if (detectDialect(record) !== null) {
-      // Not an entry; pi skips it the same way.
-      problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
-      continue;
-    }
-    let entry: Record<string, unknown> = record;
-    if (dialect !== "pi") {
-      try {
-        entry = decodeRecord(dialect, record);
-      } catch (error) {
-        if (!(error instanceof DialectError)) throw error;
-        problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryIdOf(record) });
-        continue;
-      }
-      previousTimestamp = completeSeed003Entry(entry, previousTimestamp);
-    }
-    // An entry its type's schema rejects would break the tree or the context: skipped, reported.
-    const check = checkEntry(entry);
-    if (check.ok) {
-      entries.push(entry as unknown as SessionEntry);
-      entryLines.push(line);
-      if (withRefs.has(record)) entriesWithBlobRefs.add(entry as unknown as SessionEntry);
-    } else {
-      problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryIdOf(record) });
-    }
+    const entry = reader.read(record, line);
+    if (!entry) continue;
+    entries.push(entry);
+    entryLines.push(line);
+    if (withRefs.has(record)) entriesWithBlobRefs.add(entry);
   }
-  problems.sort((a, b) => a.line - b.line);
+  const problems = sortByLine([...scan.problems, ...reader.problems]);
   return {
     kind: "session",
     dialect,
@@ -109,6 +88,59 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     extent: { completeBytes: scan.completeBytes, completeLines: scan.completeLines },
     entriesWithBlobRefs,
   };
+}
+
+/** Turns the records after a file's header into canonical entries, one at a time, in file order. */
+export interface EntryReader {
+  /** The canonical entry of `record`, or null when it is skipped (its problem is in `problems`). */
+  read(record: Record<string, unknown>, line: number): SessionEntry | null;
+  /** An entry kept without being read (proved valid from its bytes) whose timestamp is `timestamp`. */
+  skip(timestamp: string): void;
+  /** Records skipped: a second header, a record its dialect cannot decode, an invalid entry. */
+  readonly problems: LineProblem[];
+}
+
+/**
+ * The reader of the entries of a file in `dialect` whose (decoded) header is `header`: a second
+ * header is skipped as pi skips it, a record is decoded from its dialect (seed 003's missing
+ * fields filled in from the record before it), and an entry its type's schema rejects would break
+ * the tree or the context, so it is skipped and reported.
+ */
+export function entryReader(dialect: SessionDialect, header: SessionHeader): EntryReader {
+  const problems: LineProblem[] = [];
+  let previousTimestamp: unknown = header.timestamp;
+  return {
+    problems,
+    read(record, line) {
+      if (detectDialect(record) !== null) {
+        problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
+        return null;
+      }
+      let entry: Record<string, unknown> = record;
+      if (dialect !== "pi") {
+        try {
+          entry = decodeRecord(dialect, record);
+        } catch (error) {
+          if (!(error instanceof DialectError)) throw error;
+          problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryIdOf(record) });
+          return null;
+        }
+        previousTimestamp = completeSeed003Entry(entry, previousTimestamp);
+      }
+      const check = checkEntry(entry);
+      if (check.ok) return entry as unknown as SessionEntry;
+      problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryIdOf(record) });
+      return null;
+    },
+    skip(timestamp) {
+      previousTimestamp = timestamp;
+    },
+  };
+}
+
+/** Problems in line order; problems of one line keep their order (the scan's before the entry's). */
+export function sortByLine(problems: LineProblem[]): LineProblem[] {
+  return problems.sort((a, b) => a.line - b.line);
 }
 
 function entryIdOf(record: Record<string, unknown>): { entryId?: string } {

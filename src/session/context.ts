@@ -9,17 +9,63 @@ import type {
   AgentMessage,
   CompactionEntry,
   ContextModel,
+  LeafEntry,
+  MessageEntry,
+  ModeChangeEntry,
+  ModelChangeEntry,
   SessionContext,
   SessionEntry,
+  ThinkingLevelChangeEntry,
+  TtsrInjectionEntry,
 } from "../format/types.js";
 
 const OMP_TYPES = new Set(["ttsr_injection", "mode_change", "session_init"]);
+/** The entry types that put a message into the context. */
+const CONTEXT_TYPES = new Set(["message", "custom_message", "branch_summary"]);
 
-/** The root → `leaf` path; stops at a missing parent. */
-export function pathToRoot(leaf: SessionEntry | undefined, byId: ReadonlyMap<string, SessionEntry>): SessionEntry[] {
-  const path: SessionEntry[] = [];
+/** What the tree and the path need of an entry; a whole entry is one too. */
+export interface EntryHead {
+  type: string;
+  id: string;
+  parentId?: string | null;
+  timestamp: string;
+}
+
+/**
+ * A session's entries as the context reads them: each entry's head in file order and by id, and
+ * the whole entry only where the context needs it (so a source may build entries on demand).
+ */
+export interface EntrySource<H extends EntryHead> {
+  readonly heads: readonly H[];
+  readonly byId: ReadonlyMap<string, H>;
+  entry(head: H): SessionEntry;
+  /** The role of a message entry's message. */
+  role(head: H): string | undefined;
+}
+
+/** The entries themselves as a source. */
+function entriesSource(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): EntrySource<SessionEntry> {
+  return { heads: entries, byId, entry: (entry) => entry, role: (entry) => (entry.type === "message" ? entry.message?.role : undefined) };
+}
+
+/** The root → `leaf` path; stops at a missing parent, and before an entry seen already (a cycle). */
+export function pathToRoot<H extends EntryHead>(leaf: H | undefined, byId: ReadonlyMap<string, H>): H[] {
+  // From an indexed leaf, a walk without a cycle meets each indexed entry once at most, so it is no
+  // longer than the index: only a longer walk (or a leaf the index names otherwise, under a
+  // duplicate id) needs to remember where it has been.
+  if (leaf && byId.get(leaf.id) !== leaf) return pathToRootRemembering(leaf, byId);
+  const path: H[] = [];
+  for (let current = leaf; current; current = current.parentId ? byId.get(current.parentId) : undefined) {
+    if (path.length > byId.size) return pathToRootRemembering(leaf!, byId);
+    path.push(current);
+  }
+  return path.reverse();
+}
+
+function pathToRootRemembering<H extends EntryHead>(leaf: H, byId: ReadonlyMap<string, H>): H[] {
+  const path: H[] = [];
   const seen = new Set<string>();
-  for (let current = leaf; current && !seen.has(current.id); ) {
+  for (let current: H | undefined = leaf; current && !seen.has(current.id); ) {
     seen.add(current.id);
     path.push(current);
     current = current.parentId ? byId.get(current.parentId) : undefined;
@@ -38,10 +84,15 @@ export function indexById(entries: readonly SessionEntry[]): Map<string, Session
  * its target (one whose target is unknown is passed over). null when there are no entries.
  */
 export function lastLeafId(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): string | null {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
-    if (entry.type !== "leaf") return entry.id;
-    if (byId.has(entry.targetId)) return entry.targetId;
+  return lastLeafIdOf(entriesSource(entries, byId));
+}
+
+function lastLeafIdOf<H extends EntryHead>(source: EntrySource<H>): string | null {
+  for (let i = source.heads.length - 1; i >= 0; i--) {
+    const head = source.heads[i]!;
+    if (head.type !== "leaf") return head.id;
+    const targetId = (source.entry(head) as LeafEntry).targetId;
+    if (source.byId.has(targetId)) return targetId;
   }
   return null;
 }
@@ -60,69 +111,93 @@ export function buildSessionContext(
   byId: ReadonlyMap<string, SessionEntry> = indexById(entries),
   options: ContextOptions = {},
 ): SessionContext {
+  return buildContextOf(entriesSource(entries, byId), leafId, options);
+}
+
+/**
+ * buildSessionContext over a source: the same context, reading whole entries only for the messages
+ * it returns, the settings it keeps and the last assistant message before the leaf (the model).
+ */
+export function buildContextOf<H extends EntryHead>(source: EntrySource<H>, leafId?: string | null, options: ContextOptions = {}): SessionContext {
   if (leafId === null) return { messages: [], thinkingLevel: "off", model: null };
-  const fallback = lastLeafId(entries, byId);
-  const leaf = (leafId ? byId.get(leafId) : undefined) ?? (fallback === null ? undefined : byId.get(fallback));
+  const fallback = lastLeafIdOf(source);
+  const leaf = (leafId ? source.byId.get(leafId) : undefined) ?? (fallback === null ? undefined : source.byId.get(fallback));
   if (!leaf) return { messages: [], thinkingLevel: "off", model: null };
-  const path = pathToRoot(leaf, byId);
-  if (options.dialect === "seed003") return seed003Context(entries, path);
+  const path = pathToRoot(leaf, source.byId);
+  if (options.dialect === "seed003") return seed003Context(source, path);
 
   let thinkingLevel = "off";
   let model: ContextModel | null = null;
-  let compaction: CompactionEntry | null = null;
+  /** The last assistant message since the model was last set: it sets the model (read at the end). */
+  let modelFrom: H | null = null;
+  let compactionAt = -1;
   let omp: NonNullable<SessionContext["omp"]> | undefined;
   const ompState = () => (omp ??= { models: {}, injectedTtsrRules: [], mode: "none" });
 
-  for (const entry of path) {
-    switch (entry.type) {
+  for (let i = 0; i < path.length; i++) {
+    const head = path[i]!;
+    switch (head.type) {
       case "thinking_level_change":
-        thinkingLevel = entry.thinkingLevel;
+        thinkingLevel = (source.entry(head) as ThinkingLevelChangeEntry).thinkingLevel;
         break;
-      case "model_change":
+      case "model_change": {
+        const entry = source.entry(head) as ModelChangeEntry;
         if (typeof entry.model === "string") {
           // omp: "provider/modelId" per role; the default role is the model in pi's sense.
           const role = entry.role ?? "default";
           ompState().models[role] = entry.model;
-          if (role === "default") model = splitModel(entry.model);
+          if (role === "default") {
+            model = splitModel(entry.model);
+            modelFrom = null;
+          }
         } else {
           model = { provider: entry.provider as string, modelId: entry.modelId as string };
+          modelFrom = null;
         }
         break;
+      }
       case "message":
-        if (entry.message.role === "assistant") {
-          model = { provider: entry.message.provider as string, modelId: entry.message.model as string };
-        }
+        if (source.role(head) === "assistant") modelFrom = head;
         break;
       case "compaction":
-        compaction = entry;
+        compactionAt = i;
         break;
       case "ttsr_injection": {
         const rules = ompState().injectedTtsrRules;
-        for (const rule of entry.injectedRules) if (!rules.includes(rule)) rules.push(rule);
+        for (const rule of (source.entry(head) as TtsrInjectionEntry).injectedRules) if (!rules.includes(rule)) rules.push(rule);
         break;
       }
-      case "mode_change":
+      case "mode_change": {
+        const entry = source.entry(head) as ModeChangeEntry;
         ompState().mode = entry.mode;
         ompState().modeData = entry.data;
         break;
+      }
       default:
-        if (OMP_TYPES.has(entry.type)) ompState();
+        if (OMP_TYPES.has(head.type)) ompState();
     }
+  }
+  if (modelFrom) {
+    const message = (source.entry(modelFrom) as MessageEntry).message;
+    model = { provider: message.provider as string, modelId: message.model as string };
   }
 
   const messages: AgentMessage[] = [];
-  if (compaction) {
+  const add = (head: H) => {
+    if (CONTEXT_TYPES.has(head.type)) appendContextMessage(messages, source.entry(head));
+  };
+  if (compactionAt >= 0) {
+    const compaction = source.entry(path[compactionAt]!) as CompactionEntry;
     messages.push(compactionSummaryMessage(compaction));
-    const compactionIndex = path.indexOf(compaction);
     let kept = false;
-    for (let i = 0; i < compactionIndex; i++) {
-      const entry = path[i]!;
-      if (entry.id === compaction.firstKeptEntryId) kept = true;
-      if (kept) appendContextMessage(messages, entry);
+    for (let i = 0; i < compactionAt; i++) {
+      const head = path[i]!;
+      if (head.id === compaction.firstKeptEntryId) kept = true;
+      if (kept) add(head);
     }
-    for (let i = compactionIndex + 1; i < path.length; i++) appendContextMessage(messages, path[i]!);
+    for (let i = compactionAt + 1; i < path.length; i++) add(path[i]!);
   } else {
-    for (const entry of path) appendContextMessage(messages, entry);
+    for (const head of path) add(head);
   }
   if (!omp) return { messages, thinkingLevel, model };
   // omp's default role is pi's model: the later of a default model change and an assistant message.
@@ -136,28 +211,29 @@ export function buildSessionContext(
  * tail from `firstKeptEntryId` and everything after it; message and branch entries only (its custom
  * messages are shown in a UI, not sent).
  */
-function seed003Context(entries: readonly SessionEntry[], path: readonly SessionEntry[]): SessionContext {
+function seed003Context<H extends EntryHead>(source: EntrySource<H>, path: readonly H[]): SessionContext {
   let thinkingLevel = "off";
   let model: ContextModel | null = null;
-  for (const entry of entries) {
-    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
-    else if (entry.type === "model_change") {
+  for (const head of source.heads) {
+    if (head.type === "thinking_level_change") thinkingLevel = (source.entry(head) as ThinkingLevelChangeEntry).thinkingLevel;
+    else if (head.type === "model_change") {
+      const entry = source.entry(head) as ModelChangeEntry;
       model = typeof entry.model === "string" ? splitModel(entry.model) : { provider: entry.provider as string, modelId: entry.modelId as string };
     }
   }
   let compactionIndex = -1;
   for (let i = path.length - 1; i >= 0 && compactionIndex < 0; i--) if (path[i]!.type === "compaction") compactionIndex = i;
   const messages: AgentMessage[] = [];
-  const add = (entry: SessionEntry) => {
-    if (entry.type === "message" || entry.type === "branch_summary") appendContextMessage(messages, entry);
+  const add = (head: H) => {
+    if (head.type === "message" || head.type === "branch_summary") appendContextMessage(messages, source.entry(head));
   };
   if (compactionIndex < 0) {
-    for (const entry of path) add(entry);
+    for (const head of path) add(head);
     return { messages, thinkingLevel, model };
   }
-  const compaction = path[compactionIndex] as CompactionEntry;
+  const compaction = source.entry(path[compactionIndex]!) as CompactionEntry;
   messages.push(compactionSummaryMessage(compaction));
-  const firstKept = path.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
+  const firstKept = path.findIndex((head) => head.id === compaction.firstKeptEntryId);
   if (firstKept >= 0 && firstKept < compactionIndex) for (let i = firstKept; i < compactionIndex; i++) add(path[i]!);
   for (let i = compactionIndex + 1; i < path.length; i++) add(path[i]!);
   return { messages, thinkingLevel, model };

@@ -7,6 +7,8 @@ import { externalizeImages, resolveImages } from "../blobs/images.js";
 import { SessionError } from "../errors.js";
 import { encodeRecord, type SessionDialect } from "../format/dialect.js";
 import { encodeJsonl, encodeSessionFile, readSessionFile } from "../format/session-file.js";
+import { entryOf, readSessionFileLazily, type LazyEntry } from "../format/lazy-session-file.js";
+import { UnparsedEntry } from "../format/unparsed-entry.js";
 import { createEntryId, createSessionId } from "../format/ids.js";
 import type { JsonlTail, LineProblem } from "../format/jsonl-reader.js";
 import {
@@ -37,7 +39,8 @@ import { baseName, joinPath, parentDir, type StorageLock, type StoragePort } fro
 import { readBreadcrumb, writeBreadcrumb, type TerminalBreadcrumb } from "./breadcrumbs.js";
 import { detachedPort } from "./detached-port.js";
 import { followSession, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow } from "./follow.js";
-import { buildSessionContext, pathToRoot } from "./context.js";
+import { buildContextOf, pathToRoot } from "./context.js";
+import { EntryList } from "./entry-list.js";
 import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
 import { relocateSession, replaceFirstLine } from "./relocate.js";
 import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
@@ -71,6 +74,13 @@ export interface SessionManagerOptions {
   lock?: boolean;
   /** Non-fatal findings: skipped lines, missing blobs, repaired tails. */
   onWarning?: (message: string) => void;
+  /**
+   * How a file is read. "lazy" (the default): a message line whose bytes prove it a valid entry
+   * (pi's field order) is kept unparsed, holding its id, parent, timestamp and role, and parsed when
+   * first needed (getEntry, getEntries, getBranch, getTree, buildSessionContext for the messages it
+   * returns); every result is the one "full" gives. "full": every line is parsed at open.
+   */
+  parse?: "lazy" | "full";
 }
 
 type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning" | "layout" | "terminalBreadcrumb">> & {
@@ -112,8 +122,7 @@ export class SessionManager {
   #sessionFile: string | undefined;
   #sessionId = "";
   #header!: SessionHeader;
-  #entries: SessionEntry[] = [];
-  #byId = new Map<string, SessionEntry>();
+  #entries = new EntryList();
   #labels = new Map<string, LabelState>();
   #leafId: string | null = null;
   #hasAssistant = false;
@@ -151,6 +160,7 @@ export class SessionManager {
       truncateLargeContent: options.truncateLargeContent ?? true,
       lock: options.lock ?? true,
       onWarning: options.onWarning ?? (() => {}),
+      parse: options.parse ?? "lazy",
     };
     this.#blobs = new BlobStore(storage);
   }
@@ -281,7 +291,7 @@ export class SessionManager {
   async #load(path: string, cwdOverride?: string): Promise<void> {
     // Locked before reading: what we read (a torn tail's offset) must still hold when we write.
     if (this.#persist) await this.#takeLock(path);
-    const file = await readSessionFile(this.#storage, path);
+    const file = this.#options.parse === "lazy" ? await readSessionFileLazily(this.#storage, path) : await readSessionFile(this.#storage, path);
     this.#loadedExtent = file.kind === "session" ? file.extent : null;
     if (file.kind !== "session") {
       // Missing or empty: a new session at this explicit path. An empty file holds nothing to
@@ -312,17 +322,17 @@ export class SessionManager {
     if (file.migratedFrom !== null && this.#persist) {
       this.#tailToRepair = null; // the rewrite replaces the whole file
       const keepBackup = file.problems.some((p) => p.kind !== "glued");
-      this.#enqueue(() => this.#rewriteMigrated(path, file.migratedFrom!, file.entries, keepBackup));
+      this.#enqueue(() => this.#rewriteMigrated(path, file.migratedFrom!, file.entries.map(entryOf), keepBackup));
       await this.#settle();
     }
   }
 
-  async #resolveEntryImages(entries: SessionEntry[], withRefs: ReadonlySet<SessionEntry>): Promise<SessionEntry[]> {
+  async #resolveEntryImages<E extends LazyEntry>(entries: E[], withRefs: ReadonlySet<SessionEntry>): Promise<Array<E | SessionEntry>> {
     if (withRefs.size === 0) return entries;
-    const out = entries.slice();
+    const out: Array<E | SessionEntry> = entries.slice();
     for (let i = 0; i < out.length; i++) {
       const entry = out[i]!;
-      if (withRefs.has(entry) && (entry.type === "message" || entry.type === "custom_message")) {
+      if (!(entry instanceof UnparsedEntry) && withRefs.has(entry) && (entry.type === "message" || entry.type === "custom_message")) {
         out[i] = await resolveImages(entry, this.#blobs, (ref) => this.#options.onWarning(`${this.#sessionFile ?? "session"}: entry ${entry.id}: missing blob ${ref}`));
       }
     }
@@ -338,27 +348,31 @@ export class SessionManager {
   // State and indexes
   // ===========================================================================
 
-  #setEntries(entries: SessionEntry[]): void {
-    this.#entries = entries;
-    this.#byId = new Map();
+  #setEntries(entries: readonly LazyEntry[]): void {
+    this.#entries = new EntryList();
     this.#labels = new Map();
     this.#leafId = null;
     this.#hasAssistant = false;
-    for (const entry of entries) this.#index(entry);
+    for (const entry of entries) {
+      this.#entries.push(entry);
+      this.#index(entry);
+    }
   }
 
-  #index(entry: SessionEntry): void {
-    this.#byId.set(entry.id, entry);
-    if (entry.type === "leaf") {
+  /** Indexes the entry just added: the leaf, labels, whether an assistant spoke. */
+  #index(head: LazyEntry): void {
+    if (head.type === "leaf") {
       // seed 003's durable navigation: the leaf moves to the target, not to this entry.
-      if (this.#byId.has(entry.targetId)) this.#leafId = entry.targetId;
+      const { targetId } = this.#entries.entry(head) as LeafEntry;
+      if (this.#entries.has(targetId)) this.#leafId = targetId;
     } else {
-      this.#leafId = entry.id;
+      this.#leafId = head.id;
     }
-    if (entry.type === "label") {
+    if (head.type === "label") {
+      const entry = this.#entries.entry(head) as LabelEntry;
       if (entry.label) this.#labels.set(entry.targetId, { label: entry.label, timestamp: entry.timestamp });
       else this.#labels.delete(entry.targetId);
-    } else if (entry.type === "message" && entry.message?.role === "assistant") {
+    } else if (head.type === "message" && this.#entries.role(head) === "assistant") {
       this.#hasAssistant = true;
     }
   }
@@ -407,7 +421,7 @@ export class SessionManager {
 
   #append<T extends SessionEntry>(fields: Omit<T, "id" | "parentId" | "timestamp">, parentId = this.#leafId): T {
     this.#assertWritable();
-    const entry = { type: fields.type, id: createEntryId(this.#byId), parentId, timestamp: nowIso(), ...fields } as unknown as T;
+    const entry = { type: fields.type, id: createEntryId(this.#entries), parentId, timestamp: nowIso(), ...fields } as unknown as T;
     this.#entries.push(entry);
     this.#index(entry);
     this.#persistEntry(entry);
@@ -477,8 +491,8 @@ export class SessionManager {
    */
   getSessionName(): string | undefined {
     for (let i = this.#entries.length - 1; i >= 0; i--) {
-      const entry = this.#entries[i]!;
-      if (entry.type === "session_info") return entry.name?.trim() || undefined;
+      if (this.#entries.heads[i]!.type !== "session_info") continue;
+      return (this.#entries.at(i) as SessionInfoEntry).name?.trim() || undefined;
     }
     return typeof this.#header?.title === "string" ? this.#header.title.trim() || undefined : undefined;
   }
@@ -491,20 +505,20 @@ export class SessionManager {
     return this.#leafId;
   }
   getLeafEntry(): SessionEntry | undefined {
-    return this.#leafId ? this.#byId.get(this.#leafId) : undefined;
+    return this.#leafId ? this.#entries.get(this.#leafId) : undefined;
   }
   getEntry(id: string): SessionEntry | undefined {
-    return this.#byId.get(id);
+    return this.#entries.get(id);
   }
   getChildren(parentId: string): SessionEntry[] {
-    return this.#entries.filter((e) => e.parentId === parentId);
+    return this.#entries.heads.filter((head) => head.parentId === parentId).map((head) => this.#entries.entry(head));
   }
   getLabel(id: string): string | undefined {
     return this.#labels.get(id)?.label;
   }
   /** All entries in file order (a copy of the list). */
   getEntries(): SessionEntry[] {
-    return this.#entries.slice();
+    return this.#entries.all();
   }
   getHeader(): SessionHeader | null {
     return this.#header ?? null;
@@ -512,14 +526,14 @@ export class SessionManager {
   /** Root → entry path (the leaf by default); [] for an unknown id. */
   getBranch(fromId?: string): SessionEntry[] {
     const start = fromId ?? this.#leafId;
-    return pathToRoot(start ? this.#byId.get(start) : undefined, this.#byId);
+    return pathToRoot(start ? this.#entries.byId.get(start) : undefined, this.#entries.byId).map((head) => this.#entries.entry(head));
   }
   getTree(): SessionTreeNode[] {
-    return buildTree(this.#entries, this.#labels);
+    return buildTree(this.#entries.all(), this.#labels);
   }
   /** The context at the leaf, or at `leafId`, by the rules of the file's dialect. */
   buildSessionContext(leafId?: string | null): SessionContext {
-    return buildSessionContext(this.#entries, leafId === undefined ? this.#leafId : leafId, this.#byId, { dialect: this.#dialect });
+    return buildContextOf(this.#entries, leafId === undefined ? this.#leafId : leafId, { dialect: this.#dialect });
   }
 
   /**
@@ -579,7 +593,7 @@ export class SessionManager {
   }
 
   #requireEntry(id: string): void {
-    if (!this.#byId.has(id)) throw new SessionError("entry-not-found", `Entry ${id} not found`);
+    if (!this.#entries.has(id)) throw new SessionError("entry-not-found", `Entry ${id} not found`);
   }
 
   // ===========================================================================
@@ -644,7 +658,7 @@ export class SessionManager {
 
   /** Writes the header and every entry, replacing whatever is at `path`. */
   #enqueueFullWrite(path: string): void {
-    const records: unknown[] = [this.#header, ...this.#entries];
+    const records: unknown[] = [this.#header, ...this.#entries.all()];
     const dialect = this.#dialect;
     this.#enqueue(async () => {
       await this.#takeLock(path);
@@ -787,8 +801,8 @@ export class SessionManager {
         // A file migrated in memory cannot be read on from a byte offset: each change reloads it.
         extent: this.#migratedFrom === null ? this.#loadedExtent : null,
         dialect: () => this.#dialect,
-        lastTimestamp: () => this.#entries.at(-1)?.timestamp ?? this.#header.timestamp,
-        knows: (id) => this.#byId.has(id),
+        lastTimestamp: () => this.#entries.heads.at(-1)?.timestamp ?? this.#header.timestamp,
+        knows: (id) => this.#entries.has(id),
         add: async (entries, withBlobRefs, problems) => {
           for (const problem of problems) this.#options.onWarning(`${path}: ${problem.message}`);
           this.#problems = [...this.#problems, ...problems];
@@ -879,7 +893,7 @@ export class SessionManager {
       await this.#exclusive(async () => {
         const lock = await this.#lockForNewPath(path);
         try {
-          await this.#storage.write(path, await this.#encode([header, ...this.#entries], this.#dialect));
+          await this.#storage.write(path, await this.#encode([header, ...this.#entries.all()], this.#dialect));
           await this.#storage.sync?.(path);
         } catch (error) {
           await this.#storage.remove(path).catch(() => {});
@@ -935,7 +949,7 @@ export class SessionManager {
           // The old file's lines are moved as bytes (lines that did not load too); a file someone
           // removed is written again from memory.
           const rewrite = async (original: Uint8Array | null) =>
-            original ? replaceFirstLine(original, headerLine!) : { bytes: await this.#encode([this.#header, ...this.#entries], this.#dialect), delta: null };
+            original ? replaceFirstLine(original, headerLine!) : { bytes: await this.#encode([this.#header, ...this.#entries.all()], this.#dialect), delta: null };
           const moved = await relocateSession(this.#storage, oldFile, newFile, headerLine ? rewrite : null);
           if (this.#tailToRepair?.path === oldFile) {
             this.#tailToRepair = moved?.delta == null ? null : { path: newFile, tail: shiftTail(this.#tailToRepair.tail, moved.delta) };
@@ -966,8 +980,8 @@ export class SessionManager {
   async rewriteEntries(): Promise<void> {
     this.#assertWritable();
     const leafId = this.#leafId;
-    this.#setEntries(this.#entries);
-    if (leafId === null || this.#byId.has(leafId)) this.#leafId = leafId;
+    this.#setEntries(this.#entries.all());
+    if (leafId === null || this.#entries.has(leafId)) this.#leafId = leafId;
     if (!this.#persist || !this.#sessionFile || !this.#fileStarted) return;
     try {
       await this.#exclusive(() => this.#rewriteFromMemory(this.#sessionFile!));
@@ -983,8 +997,10 @@ export class SessionManager {
   async rewriteAssistantToolCallArgs(toolCallId: string, args: Record<string, unknown>): Promise<boolean> {
     this.#assertWritable();
     for (let i = this.#entries.length - 1; i >= 0; i--) {
-      const entry = this.#entries[i]!;
-      if (entry.type !== "message" || entry.message.role !== "assistant" || !Array.isArray(entry.message.content)) continue;
+      const head = this.#entries.heads[i]!;
+      if (head.type !== "message" || this.#entries.role(head) !== "assistant") continue;
+      const entry = this.#entries.at(i) as MessageEntry;
+      if (!Array.isArray(entry.message.content)) continue;
       const blocks = entry.message.content as Array<Record<string, unknown>>;
       const at = blocks.findIndex((block) => block?.type === "toolCall" && block.id === toolCallId);
       if (at < 0) continue;
@@ -1005,8 +1021,7 @@ export class SessionManager {
   }
 
   #replaceEntry(index: number, entry: SessionEntry): void {
-    this.#entries[index] = entry;
-    this.#byId.set(entry.id, entry);
+    this.#entries.set(index, entry);
   }
 
   /**
@@ -1062,7 +1077,7 @@ export class SessionManager {
       await this.#storage.sync?.(backup);
       this.#options.onWarning(`${path}: rewritten from memory; lines that did not load are kept in ${backup}`);
     }
-    await this.#replaceFile(path, await this.#encode([this.#header, ...this.#entries], this.#dialect), original);
+    await this.#replaceFile(path, await this.#encode([this.#header, ...this.#entries.all()], this.#dialect), original);
     this.#problems = [];
     this.#tailToRepair = null;
   }

@@ -10,26 +10,30 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { encodeJsonl, readSessionFile, SessionManager } from "../../src/index.js";
 import { CORPUS_DIR, loadPiReference } from "../shared/corpus.js";
-import { describeCorpusMatchesPi } from "../shared/corpus-observe.js";
+import { describeCorpusMatchesPi, PARSE_MODES, type ParseMode } from "../shared/corpus-observe.js";
 
 const reference = loadPiReference();
 const files = Object.keys(reference.files);
 
-let root: string;
-let storage: ReturnType<typeof nodeFsStorage>;
+/** A copy of the corpus per parse mode: opening migrates (rewrites) the old files. */
+const copies = new Map<ParseMode, { root: string; storage: ReturnType<typeof nodeFsStorage> }>();
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "sessionkit-corpus-"));
-  await cp(CORPUS_DIR, root, { recursive: true });
-  storage = nodeFsStorage({ root });
+  for (const parse of PARSE_MODES) {
+    const root = await mkdtemp(join(tmpdir(), `sessionkit-corpus-${parse}-`));
+    await cp(CORPUS_DIR, root, { recursive: true });
+    copies.set(parse, { root, storage: nodeFsStorage({ root }) });
+  }
 });
 
 afterAll(async () => {
-  await storage.close?.();
-  await rm(root, { recursive: true, force: true });
+  for (const { root, storage } of copies.values()) {
+    await storage.close?.();
+    await rm(root, { recursive: true, force: true });
+  }
 });
 
-describeCorpusMatchesPi("node-fs", reference, () => storage);
+for (const parse of PARSE_MODES) describeCorpusMatchesPi("node-fs", reference, () => copies.get(parse)!.storage, parse);
 
 describe("corpus: bytes", () => {
   it("a v3 file loaded and serialized again gives back the same bytes", async () => {

@@ -5,7 +5,8 @@
  * and ours (node-fs) into another. After every operation both sessions must have the same
  * structure (entry ids differ, so entries are compared by position). At the end every written
  * file is opened by BOTH implementations, which must agree on everything they report, and the
- * two files must describe the same session. A failing sequence reproduces from its seed.
+ * two files must describe the same session. A failing sequence reproduces from its seed. Every
+ * sequence runs with both of our parse modes (lazy and full).
  */
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,6 +23,7 @@ import {
   type SessionInfo,
   type SessionTreeNode,
 } from "../../src/index.js";
+import { PARSE_MODES, type ParseMode } from "../shared/corpus-observe.js";
 import { mulberry32, type Rng } from "../shared/prng.js";
 
 const SEQUENCES = 32;
@@ -286,10 +288,10 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** Opens one file with both implementations and requires them to agree; returns what ours saw. */
-async function readWithBoth(workspace: string, storagePath: string) {
+async function readWithBoth(workspace: string, storagePath: string, parse: ParseMode) {
   const storage = nodeFsStorage({ root: workspace });
   const absolute = join(workspace, storagePath);
-  const ours = await SessionManager.open(storage, storagePath, { readOnly: true });
+  const ours = await SessionManager.open(storage, storagePath, { readOnly: true, parse });
   const theirs = asApi(PiSessionManager.open(absolute));
   expect(ours.getLoadProblems()).toEqual([]);
   expect(report(ours), `${storagePath}: ours and pi read it the same`).toEqual(report(theirs));
@@ -304,12 +306,12 @@ async function readWithBoth(workspace: string, storagePath: string) {
   return seen;
 }
 
-describe("differential: random sequences against pi's SessionManager", () => {
+describe.each(PARSE_MODES)("differential: random sequences against pi's SessionManager (parse: %s)", (parse) => {
   for (let i = 0; i < SEQUENCES; i++) {
     const seed = (BASE_SEED + i * 7919) >>> 0;
     it(`sequence ${i} (seed ${seed})`, async () => {
       const rng = mulberry32(seed);
-      const workspace = join(root, `seed-${seed}`);
+      const workspace = join(root, `${parse}-seed-${seed}`);
       const piDir = join(workspace, "pi");
       const storage = nodeFsStorage({ root: join(workspace, "ours") });
 
@@ -326,7 +328,7 @@ describe("differential: random sequences against pi's SessionManager", () => {
         trace.push(op.kind);
         if (op.kind === "reload") {
           await ours.close();
-          ours = await SessionManager.open(storage, ourPath, { ...OUR_OPTIONS, cwdOverride: CWD });
+          ours = await SessionManager.open(storage, ourPath, { ...OUR_OPTIONS, parse, cwdOverride: CWD });
           pi = PiSessionManager.open(piPath, piDir, CWD);
         } else {
           apply(ours, op);
@@ -345,8 +347,8 @@ describe("differential: random sequences against pi's SessionManager", () => {
         return;
       }
 
-      const fromPi = await readWithBoth(workspace, `pi/${basename(piPath)}`);
-      const fromOurs = await readWithBoth(workspace, `ours/${ourPath}`);
+      const fromPi = await readWithBoth(workspace, `pi/${basename(piPath)}`, parse);
+      const fromOurs = await readWithBoth(workspace, `ours/${ourPath}`, parse);
       // The two files hold the same session: what each side had in memory, in the same shape.
       expect(fromOurs.entries).toEqual(json(ours.getEntries()));
       expect(fromPi.entries).toEqual(json(pi.getEntries()));

@@ -48,3 +48,20 @@ describe("scanJsonl", () => {
     expect(result.problems).toEqual([{ line: 2, kind: "glued", message: expect.stringContaining("line 2") }]);
   });
 });
+
+describe("scanJsonl: a byte order mark", () => {
+  const line = (text: string) => JSON.stringify({ type: "message", text }) + "\n";
+  const text = "\ufeff" + line("first") + "\ufeff" + line("x".repeat(50)) + line("last");
+
+  it("is dropped at the file's start only, whatever the range size", async () => {
+    const results = [];
+    for (const chunkSize of [1, 5, 31, 32, 33, 4096]) {
+      const { records, result } = await scan(text, chunkSize);
+      results.push({ records, problems: result.problems });
+    }
+    // The mid-file mark is kept in its line (which is then recovered as a glued object), in every run.
+    expect(results[0]!.records[0]).toEqual({ type: "message", text: "first" });
+    expect(results[0]!.problems.map((p) => p.line)).toEqual([2]);
+    for (const result of results) expect(result).toEqual(results[0]);
+  });
+});

@@ -102,7 +102,21 @@ describe("README samples", () => {
       const entry = join(home, "sample.ts");
       await writeFile(entry, sample.code);
       const bundle = join(home, "sample.mjs");
-      await build({ entryPoints: [entry], outfile: bundle, bundle: true, platform: "node", format: "esm", target: "node20", alias: exportsMap, logLevel: "silent" });
+      await build({
+        entryPoints: [entry],
+        outfile: bundle,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        alias: exportsMap,
+        // The package's own dependencies (pg), as an installed sessionkit would bring them.
+        nodePaths: [join(REPO, "node_modules")],
+        logLevel: "silent",
+        // CommonJS dependencies (pg) require() Node's modules: give the ES module a real require.
+        banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+        external: ["pg-native"],
+      });
       const result = await run(bundle, home);
       expect(result, `README line ${sample.line}`).toMatchObject({ code: 0, stderr: "" });
       if (sample.code.includes('SessionManager.create(storage, "/home/me/app")')) {

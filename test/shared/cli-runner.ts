@@ -1,14 +1,16 @@
 /**
  * The `sessionkit` CLI as a real child process, for the Node CLI tests.
  *
- * The CLI runs from cli/main.ts bundled once per test file with esbuild (the compiler tsx
- * itself uses): `node --import tsx` costs ~0.45 s of CPU per start, and a test file starts the
- * CLI dozens of times.
+ * The CLI runs from cli/main.ts bundled once per test file as the shipped `bin` is bundled
+ * (scripts/cli-bundle.ts): `node --import tsx` costs ~0.45 s of CPU per start, and a test file
+ * starts the CLI dozens of times.
  */
 import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { bundleCliInto } from "../../scripts/cli-bundle.js";
+
+export { ESM_BUNDLE_OF_CJS } from "../../scripts/cli-bundle.js";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -24,26 +26,11 @@ export interface CliOptions {
   env?: Record<string, string>;
 }
 
-/**
- * An ESM bundle holding CommonJS packages (ws) needs a `require` for their `require("events")`;
- * ws's optional native helpers stay out (ws runs without them).
- */
-export const ESM_BUNDLE_OF_CJS = { banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' } };
-
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
-  const bundle = join(dir, "sessionkit.mjs");
-  await build({
-    entryPoints: [join(REPO, "cli/main.ts")],
-    outfile: bundle,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["bufferutil", "utf-8-validate"],
-    logLevel: "silent",
-    ...ESM_BUNDLE_OF_CJS,
-    // SQLite's WASM build finds sqlite3.wasm beside its own module: load it from the package.
+  // SQLite's WASM build finds sqlite3.wasm beside its own module: a bundle in a temp dir loads it
+  // from the package (the shipped bin finds the package as any module does).
+  return bundleCliInto(dir, {
     plugins: [
       {
         name: "sqlite-wasm-in-place",
@@ -53,7 +40,6 @@ export async function bundleCli(dir: string): Promise<string> {
       },
     ],
   });
-  return bundle;
 }
 
 /**

@@ -4,7 +4,11 @@
  * Every figure is a contract, except that we recover the two glued lines pi drops.
  */
 import { describe, expect, it } from "vitest";
-import { readSessionFile, SessionManager, type SessionTreeNode, type StoragePort } from "../../src/index.js";
+import { readSessionFile, SessionManager, type SessionManagerOptions, type SessionTreeNode, type StoragePort } from "../../src/index.js";
+
+/** How SessionManager reads a file: lazily (the default) or every line at open. */
+export type ParseMode = NonNullable<SessionManagerOptions["parse"]>;
+export const PARSE_MODES: readonly ParseMode[] = ["lazy", "full"];
 
 /** The corpus directory relative to the project root (copied from the real files; see its README). */
 export const CORPUS_DIR_FROM_PROJECT_ROOT = "test/fixtures/corpus";
@@ -50,8 +54,8 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Record<strin
 }
 
 /** What we compute for the session file `file` of `storage`, in the shape of pi-reference.json. */
-export async function observeSession(storage: StoragePort, file: string): Promise<PiReference> {
-  const sm = await SessionManager.open(storage, file);
+export async function observeSession(storage: StoragePort, file: string, parse?: ParseMode): Promise<PiReference> {
+  const sm = await SessionManager.open(storage, file, { parse });
   try {
     const entries = sm.getEntries();
     const context = sm.buildSessionContext();
@@ -89,16 +93,18 @@ export async function observeSession(storage: StoragePort, file: string): Promis
 /**
  * Registers the corpus tests against pi's figures. `getStorage` gives a port that holds every
  * corpus file at its corpus path (e.g. "badlogic__pi-mono/session.jsonl"), ready when the tests
- * run; opening may migrate and rewrite files, so it must be a copy.
+ * run; opening may migrate and rewrite files, so it must be a copy. `parse` is how SessionManager
+ * reads them (its default when not given).
  */
-export function describeCorpusMatchesPi(name: string, reference: PiReferenceFile, getStorage: () => StoragePort): void {
+export function describeCorpusMatchesPi(name: string, reference: PiReferenceFile, getStorage: () => StoragePort, parse?: ParseMode): void {
   const files = Object.keys(reference.files);
+  if (parse) name = `${name}, parse: ${parse}`;
 
   describe(`corpus (${name}): every real session file matches pi`, () => {
     for (const file of files.filter((f) => !GLUED_FILES.has(f))) {
       it(file, async () => {
         const expected = reference.files[file]!;
-        const observed = await observeSession(getStorage(), file);
+        const observed = await observeSession(getStorage(), file, parse);
         expect(observed.listInfo, "listed").toBeDefined();
         // The figures pi computed; key order of the count maps does not matter.
         expect(observed).toEqual(expected);
@@ -115,7 +121,7 @@ export function describeCorpusMatchesPi(name: string, reference: PiReferenceFile
         if (loaded.kind !== "session") return;
         const glued = loaded.problems.filter((p) => p.kind === "glued");
         expect(glued).toHaveLength(1);
-        const observed = await observeSession(getStorage(), file);
+        const observed = await observeSession(getStorage(), file, parse);
         // pi drops the one glued line: both objects on it are extra here.
         expect(observed.entries).toBe(expected.entries + 2);
         for (const [type, count] of Object.entries(expected.entryTypes)) {

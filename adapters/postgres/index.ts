@@ -1,0 +1,230 @@
+/**
+ * PostgreSQL StoragePort (on `pg`): a store that many processes on many machines share.
+ *
+ * Files are chunk rows like the IndexedDB adapter's (schema.ts has the layout): an append is one
+ * statement that adds a row at the file's end, or tops up the last row within 16 KiB; it never
+ * rewrites the file. A range read is one statement that fetches only the chunks the range
+ * overlaps (found through the (file_id, off) primary key). `write`, `truncate` and `remove` are
+ * one transaction each. `list` reads the files table through its indexes and never touches the
+ * chunks.
+ *
+ * Connections: reads go through the pool (the caller's, or one the port makes from a connection
+ * string); mutations and advisory locks go through one connection of it (writer.ts explains why);
+ * `watch` holds one more while any watch is open (listener.ts).
+ *
+ * Durability: every mutation is committed before its promise resolves, so `sync` only waits for
+ * the file's queued mutations. What a commit guarantees is the server's `synchronous_commit`: with
+ * `on` (the default) the commit's WAL is flushed to the server's disk (and, with synchronous
+ * standbys configured, confirmed by them) before the commit returns; with `off` a server crash
+ * may lose the last few hundred milliseconds of acknowledged commits (never a torn one).
+ */
+import pg from "pg";
+import {
+  StorageError,
+  checkByteRange,
+  checkStoragePath,
+  clampByteRange,
+  type ByteRange,
+  type DirEntry,
+  type FileStat,
+  type StorageLock,
+  type StoragePort,
+  type StorageWatch,
+} from "../../src/port.js";
+import { toStorageError } from "./errors.js";
+import { ChangeListener } from "./listener.js";
+import { NO_END, listQuery, readQuery, statQuery } from "./queries.js";
+import { changeChannel, checkSchemaName, ensureSchema } from "./schema.js";
+import { Writer, type Mutation } from "./writer.js";
+
+export { CHUNK_BYTES, SCHEMA_VERSION, TOP_UP_BYTES } from "./schema.js";
+
+export interface PostgresStorageOptions {
+  /**
+   * A connection string (`postgres://user@host:5432/db`), or a `pg.Pool` the caller owns (the
+   * port takes up to two of its connections for as long as it lives, and never ends it).
+   */
+  connection: string | pg.Pool;
+  /** The schema holding the store's tables, created on first use; default "sessionkit". */
+  schema?: string;
+  /** Size of the pool the port makes from a connection string; default 4. */
+  maxConnections?: number;
+}
+
+export type PostgresStorage = StoragePort & {
+  readonly kind: "postgres";
+  readonly schema: string;
+  sync(path: string): Promise<void>;
+  acquireLock(key: string): Promise<StorageLock>;
+  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
+  close(): Promise<void>;
+};
+
+const DEFAULT_SCHEMA = "sessionkit";
+const DEFAULT_MAX_CONNECTIONS = 4;
+
+export function postgresStorage(options: PostgresStorageOptions): PostgresStorage {
+  return new PostgresPort(options);
+}
+
+class PostgresPort implements PostgresStorage {
+  readonly kind = "postgres";
+  readonly schema: string;
+  private ownPool: pg.Pool | undefined;
+  private ready: Promise<pg.Pool> | undefined;
+  private readonly writer: Writer;
+  private readonly listener: ChangeListener;
+
+  constructor(private readonly options: PostgresStorageOptions) {
+    this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
+    const pool = () => this.pool();
+    this.writer = new Writer(pool, this.schema);
+    this.listener = new ChangeListener(pool, changeChannel(this.schema));
+  }
+
+  async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+    checkStoragePath(path);
+    checkByteRange(path, range);
+    const start = range?.offset ?? 0;
+    const end = range?.length === undefined ? NO_END : start + range.length;
+    const rows = await this.query<{ size: string; off: string | null; length: number | null; data: Buffer | null }>("read", path, readQuery(this.schema), [
+      path,
+      start,
+      end,
+    ]);
+    if (rows.length === 0) return null;
+    const size = Number(rows[0]!.size);
+    const [from, to] = clampByteRange(range, size);
+    const out = new Uint8Array(to - from);
+    if (from === to) return out;
+    let expected: number | undefined;
+    for (const row of rows) {
+      if (row.off === null || row.data === null || row.length === null) continue;
+      const off = Number(row.off);
+      if (expected !== undefined && off !== expected) throw corrupt(path, `chunk at ${off} where ${expected} was expected`);
+      if (expected === undefined && off > from) throw corrupt(path, `no chunk holds byte ${from}`);
+      const at = Math.max(off, from) - from;
+      out.set(row.data.subarray(0, Math.min(row.data.length, out.length - at)), at);
+      expected = off + row.length;
+    }
+    if (expected === undefined || expected < to) throw corrupt(path, `chunks end at byte ${expected ?? 0} of ${size}`);
+    return out;
+  }
+
+  async stat(path: string): Promise<FileStat | null> {
+    checkStoragePath(path);
+    const rows = await this.query<{ size: string; mtime_ms: number }>("stat", path, statQuery(this.schema), [path]);
+    const row = rows[0];
+    return row ? { size: Number(row.size), mtimeMs: row.mtime_ms } : null;
+  }
+
+  async list(dir: string): Promise<DirEntry[]> {
+    checkStoragePath(dir, { allowRoot: true });
+    const { text, values } = listQuery(this.schema, dir);
+    const rows = await this.query<{ name: string; kind: "file" | "dir"; size: string; mtime_ms: number }>("list", dir, text, values);
+    return rows.map((row) => ({ name: row.name, kind: row.kind, size: Number(row.size), mtimeMs: row.mtime_ms }));
+  }
+
+  async append(path: string, data: Uint8Array): Promise<void> {
+    checkStoragePath(path);
+    // A copy: the caller may reuse its buffer before the statement goes out.
+    return this.mutate({ kind: "append", path, data: data.slice() });
+  }
+
+  async write(path: string, data: Uint8Array): Promise<void> {
+    checkStoragePath(path);
+    return this.mutate({ kind: "write", path, data: data.slice() });
+  }
+
+  async truncate(path: string, size: number): Promise<void> {
+    checkStoragePath(path);
+    if (!Number.isSafeInteger(size) || size < 0) throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} to ${size} bytes`, { path });
+    return this.mutate({ kind: "truncate", path, size });
+  }
+
+  async remove(path: string): Promise<void> {
+    checkStoragePath(path);
+    return this.mutate({ kind: "remove", path });
+  }
+
+  /** Every mutation has committed when it resolves: this only waits for the queued ones. */
+  async sync(path: string): Promise<void> {
+    checkStoragePath(path);
+    return this.mutate({ kind: "barrier", path });
+  }
+
+  async acquireLock(key: string): Promise<StorageLock> {
+    checkStoragePath(key);
+    await this.pool();
+    return this.writer.acquireLock(key);
+  }
+
+  async watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
+    checkStoragePath(dir, { allowRoot: true });
+    return this.listener.watch(dir, onChange);
+  }
+
+  /**
+   * Waits for queued mutations, releases the locks and the connections it took, and ends the
+   * pool it made (a later call makes a new one). A caller's pool stays open.
+   */
+  async close(): Promise<void> {
+    await this.writer.close();
+    await this.listener.stop();
+    const own = this.ownPool;
+    this.ownPool = undefined;
+    this.ready = undefined;
+    await own?.end();
+  }
+
+  private async mutate(mutation: Mutation): Promise<void> {
+    await this.pool();
+    return this.writer.run(mutation);
+  }
+
+  private async query<Row extends pg.QueryResultRow>(action: string, path: string, sql: string, params: unknown[]): Promise<Row[]> {
+    const pool = await this.pool();
+    try {
+      return (await pool.query<Row>(sql, params)).rows;
+    } catch (error) {
+      throw toStorageError(error, action, path);
+    }
+  }
+
+  /** The pool, once the schema exists. */
+  private pool(): Promise<pg.Pool> {
+    this.ready ??= (async () => {
+      const { connection } = this.options;
+      let pool: pg.Pool;
+      if (typeof connection === "string") {
+        pool = new pg.Pool({
+          connectionString: connection,
+          max: this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+          // Names the writer in pg_stat_activity and in another writer's "locked" message.
+          application_name: `sessionkit pid ${process.pid}`,
+        });
+        // An idle connection that fails is dropped by the pool; the next query takes another.
+        pool.on("error", () => {});
+        this.ownPool = pool;
+      } else {
+        pool = connection;
+      }
+      try {
+        await ensureSchema(pool, this.schema);
+      } catch (error) {
+        if (pool === this.ownPool) this.ownPool = undefined;
+        if (pool !== connection) await pool.end().catch(() => {});
+        throw error;
+      }
+      return pool;
+    })().catch((error: unknown) => {
+      this.ready = undefined;
+      throw toStorageError(error, `open schema ${this.schema}`, "");
+    });
+    return this.ready;
+  }
+}
+
+function corrupt(path: string, detail: string): StorageError {
+  return new StorageError("corrupt", `PostgreSQL chunks of ${JSON.stringify(path)} are inconsistent: ${detail}`, { path });
+}

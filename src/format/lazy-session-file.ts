@@ -1,0 +1,220 @@
+/**
+ * Reading a session file without parsing most of it: each line whose bytes prove it a valid
+ * message entry (format/message-line.ts) is kept as an UnparsedEntry (its id, parent, timestamp,
+ * role and bytes); every other line is decoded and parsed as readSessionFile does, with the same
+ * line numbers, problems, tail and blob refs. Parsing an UnparsedEntry later gives the entry the
+ * full read would have kept, so the result equals readSessionFile's, only later.
+ *
+ * Files that need a migration (pi's versions before 3) and files whose first record is not a
+ * session header are read by readSessionFile.
+ */
+import type { StoragePort } from "../port.js";
+import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
+import { concatAll } from "./bytes.js";
+import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader, type LoadedSessionFile } from "./session-file.js";
+import { decodeLines, lineDecoder, parseLine, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
+import { detectDialect, keyInDialect, rejectedKeys, type SessionDialect } from "./dialect.js";
+import { headerVersion } from "./migrate.js";
+import { messageLineShape, readMessageLine, type MessageLineShape } from "./message-line.js";
+import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "./types.js";
+import { UnparsedEntry } from "./unparsed-entry.js";
+
+/** An entry of a lazily read file: parsed, or proved valid and parsed when asked for. */
+export type LazyEntry = SessionEntry | UnparsedEntry;
+
+/** The whole entry (parsed now if it was not). */
+export function entryOf(entry: LazyEntry): SessionEntry {
+  return entry instanceof UnparsedEntry ? entry.entry() : entry;
+}
+
+export interface LazySessionFile extends Omit<LoadedSessionFile, "entries" | "entryLines" | "entriesWithBlobRefs"> {
+  entries: LazyEntry[];
+  /** Entries whose line holds a blob ref (parsed already: their images are resolved at open). */
+  entriesWithBlobRefs: ReadonlySet<SessionEntry>;
+}
+
+export type LazySessionFileRead = { kind: "missing" } | { kind: "empty" } | LazySessionFile;
+
+const NEWLINE = 0x0a;
+const LBRACE = 0x7b;
+const CHUNK = 4 * 1024 * 1024;
+/** Ranges asked for before the one being checked is done. */
+const READ_AHEAD = 3;
+
+interface HeaderRead {
+  dialect: SessionDialect;
+  header: SessionHeader;
+  reader: EntryReader;
+  shape: MessageLineShape;
+}
+
+/** The shape of provable message lines, per dialect. */
+const shapes = new Map<SessionDialect, MessageLineShape>();
+
+function shapeOf(dialect: SessionDialect): MessageLineShape {
+  let shape = shapes.get(dialect);
+  if (!shape) shapes.set(dialect, (shape = messageLineShape(keyInDialect(dialect, "parentId"), rejectedKeys(dialect))));
+  return shape;
+}
+
+/**
+ * Reads a session file, leaving provable message lines unparsed (see the module comment). Throws
+ * as readSessionFile does for a file that is not a session.
+ */
+export async function readSessionFileLazily(storage: StoragePort, path: string, options: { chunkSize?: number } = {}): Promise<LazySessionFileRead> {
+  const chunkSize = options.chunkSize ?? CHUNK;
+  const decoder = lineDecoder();
+  const scanProblems: LineProblem[] = [];
+  const entries: LazyEntry[] = [];
+  const withRefs = new Set<SessionEntry>();
+  /** What the header says, once its record is read. */
+  let session: HeaderRead | null = null;
+  /** The first record is no header, or a header this reader leaves to readSessionFile. */
+  let handOver = false;
+  let line = 0;
+
+  const onRecord = (record: Record<string, unknown>, recordLine: number, text: string) => {
+    if (handOver) return;
+    if (session) {
+      const entry = session.reader.read(record, recordLine);
+      if (!entry) return;
+      entries.push(entry);
+      if (text.includes(BLOB_REF_PREFIX)) withRefs.add(entry);
+      return;
+    }
+    const dialect = detectDialect(record);
+    const decoded = dialect === null ? null : decodeHeader(dialect, record);
+    if (dialect === null || !decoded?.success || (dialect === "pi" && headerVersion(record) < CURRENT_SESSION_VERSION)) {
+      handOver = true;
+      return;
+    }
+    session = { dialect, header: decoded.data, reader: entryReader(dialect, decoded.data), shape: shapeOf(dialect) };
+  };
+
+  /**
+   * The lines of `bytes` from `from` (file offset `offset`), up to the last "\n": returns where the
+   * unfinished last line starts. A provable message line is checked for where it ends on the way.
+   */
+  const onLines = (bytes: Uint8Array, from: number, offset: number): number => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    while (from < bytes.length && !handOver) {
+      line++;
+      if (session && bytes[from] === LBRACE) {
+        const head = readMessageLine(bytes, view, from, bytes.length, session.shape, entries.at(-1)?.id ?? null);
+        // A line with a blob ref is parsed now: its images are resolved at open, as the full read does.
+        if (head && !head.blobRef) {
+          const entry = new UnparsedEntry(head, line, session.dialect, bytes, from, head.end);
+          entries.push(entry);
+          // Only seed 003 needs it: a later entry without a timestamp takes this one's.
+          if (session.dialect !== "pi") session.reader.skip(entry.timestamp);
+          offset += head.end + 1 - from;
+          from = head.end + 1;
+          continue;
+        }
+      }
+      const newline = bytes.indexOf(NEWLINE, from);
+      if (newline < 0) {
+        line--; // not a line yet
+        break;
+      }
+      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
+      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, onRecord, scanProblems);
+      offset += newline + 1 - from;
+      from = newline + 1;
+    }
+    return from;
+  };
+
+  let readPos = 0;
+  // Ranges are read ahead while earlier ones are checked: a port's read is a round trip (a file
+  // opened, read and closed on another thread), and on a busy machine each one waits its turn.
+  // Only ranges within the size the file had are asked for ahead: each of those is needed, so a
+  // failing read is never one nobody waits for.
+  const size = (await storage.stat(path))?.size ?? 0;
+  const reads: Array<Promise<Uint8Array | null>> = [];
+  let requested = 0;
+  const readAhead = () => {
+    reads.push(storage.read(path, { offset: requested, length: chunkSize }));
+    requested += chunkSize;
+  };
+  readAhead();
+  /** File offset of the first byte not yet part of a handled line. */
+  let lineStart = 0;
+  let carry: Uint8Array[] = [];
+  try {
+    while (reads.length > 0 && !handOver) {
+      while (reads.length < READ_AHEAD && requested < size) readAhead();
+      const chunk = await reads.shift()!;
+      if (chunk === null) {
+        if (readPos === 0) return { kind: "missing" };
+        break;
+      }
+      if (chunk.length === 0) break;
+      readPos += chunk.length;
+      const last = chunk.length < chunkSize;
+      // A file that grew since its size was read is read on, one range at a time.
+      if (!last && reads.length === 0) readAhead();
+      let from = 0;
+      if (carry.length > 0) {
+        const newline = chunk.indexOf(NEWLINE);
+        if (newline < 0) {
+          carry.push(chunk);
+          if (last) break;
+          continue;
+        }
+        // The line that started in an earlier chunk, with its "\n".
+        const joined = concatAll([...carry, chunk.subarray(0, newline + 1)]);
+        carry = [];
+        onLines(joined, 0, lineStart);
+        lineStart += joined.length;
+        from = newline + 1;
+      }
+      const rest = onLines(chunk, from, lineStart);
+      lineStart += rest - from;
+      if (rest < chunk.length) carry.push(chunk.subarray(rest));
+      if (last) break;
+    }
+    // Ranges still asked for (the file shrank, or the full read takes over): their failures count too.
+    await Promise.all(reads.splice(0));
+  } finally {
+    for (const read of reads) read.catch(() => {});
+  }
+
+  const extent = { completeBytes: lineStart, completeLines: line };
+  let tail: JsonlTail = { kind: "clean" };
+  const tailBytes = carry.length > 0 ? concatAll(carry) : null;
+  if (tailBytes && !handOver) {
+    const text = decodeLines(decoder, tailBytes, lineStart);
+    if (text.trim() !== "") {
+      line++;
+      const before = scanProblems.length;
+      if (parseLine(text, line, { offset: lineStart, length: tailBytes.length }, onRecord, scanProblems, true)) {
+        tail = { kind: "missing-newline" };
+      } else {
+        scanProblems.length = before;
+        scanProblems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
+        tail = { kind: "torn", offset: lineStart, length: tailBytes.length };
+      }
+    } else {
+      tail = { kind: "missing-newline" };
+    }
+  }
+
+  const opened = session as HeaderRead | null; // assigned in onRecord, out of the compiler's sight
+  if (handOver || !opened) {
+    // A migration, not a session, or no record at all: the full read says which, as it always has.
+    return readSessionFile(storage, path);
+  }
+  return {
+    kind: "session",
+    dialect: opened.dialect,
+    header: opened.header,
+    entries,
+    migratedFrom: null,
+    problems: sortByLine([...scanProblems, ...opened.reader.problems]),
+    tail,
+    extent,
+    entriesWithBlobRefs: withRefs,
+  };
+}
+
