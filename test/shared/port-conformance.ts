@@ -389,6 +389,16 @@ export function describePortConformance(
         await theirs.seen(`${dir}/from-here.jsonl`);
       });
 
+      if (capabilities.secondPort) it("watch: a burst of changes through a second port: every changed file is reported", async () => {
+        // Ports may coalesce what they tell other contexts; none of the burst may be left out.
+        const second = await openSecond!();
+        opened.push(second);
+        const changes = await record(port, dir);
+        const paths = Array.from({ length: 20 }, (_, i) => `${dir}/burst-${i % 7}/s-${i}.jsonl`);
+        for (const path of paths) await second.append(path, encoder.encode("{}\n"));
+        await Promise.all(paths.map((path) => changes.seen(path)));
+      });
+
       it("watch: an invalid directory is refused with 'invalid'", async () => {
         await expectStorageError(port.watch!("../x", () => {}), "invalid");
       });
