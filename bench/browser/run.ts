@@ -424,7 +424,8 @@ async function floors(page: Page, bytes: number): Promise<string> {
 // ---------------------------------------------------------------------------------------------
 // Report
 
-function resultRows(openBytes: number): Row[] {
+/** The 10k-append rows: each backend against its floor, SessionManager alone, node-fs. */
+function appendRows(): Row[] {
   const rows: Row[] = [];
   const appendRow = (key: string, name: string, value: number, floor: { ms: number; what: string }, session: { ms: number; where: string }, extra: Figures = {}): Row => ({
     name,
@@ -473,6 +474,11 @@ function resultRows(openBytes: number): Row[] {
   }
   const nodeAppends = med("appends node-fs");
   rows.push({ name: `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — node-fs (Node)`, ours: ms(nodeAppends), peer: "—", ratio: "—", target: "scale", verdict: "info", key: "appends10k.nodeFs", figures: { ms: nodeAppends } });
+  return rows;
+}
+
+function resultRows(openBytes: number): Row[] {
+  const rows = appendRows();
   for (const [i, count] of GROWTH_COUNTS.entries()) {
     const naive = med(`growth naive ${count}`);
     const ours = med(`growth indexeddb ${count}`);
@@ -577,7 +583,8 @@ function kernel(): string {
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { values: flags } = parseArgs({ options: { json: { type: "string" } } });
+  const { values: flags } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } } });
+  if (flags.only !== undefined && flags.only !== "appends") throw new Error(`--only: "appends" is the one section that runs alone, not ${JSON.stringify(flags.only)}`);
   const started = new Date();
   const bench = await startPage();
   const { page } = bench;
@@ -585,6 +592,12 @@ async function main(): Promise<void> {
   try {
     const leftovers = await page.evaluate((prefix) => window.bench.removeAll(prefix), PREFIX);
     if (leftovers > 0) log(`removed ${leftovers} databases/directories left by an earlier run`);
+    if (flags.only === "appends") {
+      // The append rows alone, printed (results.md holds whole runs only).
+      await measureAppends(page);
+      process.stdout.write(`${markdownTable(appendRows())}\n`);
+      return;
+    }
 
     const appendBytes = await measureAppends(page);
     await measureGrowth(page);
@@ -668,4 +681,5 @@ ${floorTable}
 }
 
 await main();
-await runViewerSection();
+// The viewer section runs with the whole bench, not with --only.
+if (!process.argv.includes("--only")) await runViewerSection();
