@@ -16,7 +16,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium, type Browser } from "playwright";
+import { chromium, type Browser, type Page } from "playwright";
 import { build } from "vite";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
@@ -25,6 +25,7 @@ import { ensureViewerSession, VIEWER_DATA_DIR } from "./viewer-data.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PROJECT = join(HERE, "..", "..");
+export const VIEWER_PROJECT = PROJECT;
 const RESULTS = join(HERE, "viewer-results.md");
 const SIZES = [1_000, 10_000, 100_000];
 const LIMIT_MS = 120_000;
@@ -52,7 +53,7 @@ async function piExport(session: string, out: string): Promise<void> {
   await module.exportFromFile(session, { outputPath: out });
 }
 
-async function ourExport(template: string, session: string, out: string): Promise<void> {
+export async function ourExport(template: string, session: string, out: string): Promise<void> {
   const storage = nodeFsStorage({ root: dirname(session) });
   try {
     const { parts } = await buildExportHtml(template, { storage, path: basename(session), title: basename(session) });
@@ -98,28 +99,34 @@ async function measure(browser: Browser, file: string, kind: "pi" | "ours"): Pro
       w.__bench.long = [];
       return result;
     });
-    const scrollers = kind === "pi" ? ["#content", "#tree-container"] : ["#messages", "#tree"];
-    const scroll = await page.evaluate(
-      async ({ scrollers, steps }) => {
-        for (const selector of scrollers) {
-          const element = document.querySelector(selector);
-          if (!element) continue;
-          for (let i = 0; i <= steps; i++) {
-            element.scrollTop = ((element.scrollHeight - element.clientHeight) * i) / steps;
-            await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-          }
-        }
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        const long = (window as unknown as { __bench: { long: number[] } }).__bench.long;
-        return { scrollLongestTask: Math.max(0, ...long), scrollTasksOver200: long.filter((d) => d > 200).length };
-      },
-      { scrollers, steps: SCROLL_STEPS },
-    );
+    await scrollEndToEnd(page, kind === "pi" ? ["#content", "#tree-container"] : ["#messages", "#tree"]);
+    const scroll = await page.evaluate(() => {
+      const long = (window as unknown as { __bench: { long: number[] } }).__bench.long;
+      return { scrollLongestTask: Math.max(0, ...long), scrollTasksOver200: long.filter((d) => d > 200).length };
+    });
     if (errors.length > 0 && kind === "pi") return { ok: false, failure: errors[0], htmlBytes };
     return { ok: true, ...loaded, ...scroll, htmlBytes };
   } finally {
     await context.close();
   }
+}
+
+/** Scrolls each list's scrollTop from top to bottom in SCROLL_STEPS steps, a frame apart, then lets the last work finish. */
+export async function scrollEndToEnd(page: Page, scrollers: string[]): Promise<void> {
+  await page.evaluate(
+    async ({ scrollers, steps }) => {
+      for (const selector of scrollers) {
+        const element = document.querySelector(selector);
+        if (!element) continue;
+        for (let i = 0; i <= steps; i++) {
+          element.scrollTop = ((element.scrollHeight - element.clientHeight) * i) / steps;
+          await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    },
+    { scrollers, steps: SCROLL_STEPS },
+  );
 }
 
 const ms = (value: number | undefined) => (value === undefined ? "—" : `${Math.round(value)} ms`);
