@@ -585,6 +585,7 @@ function kernel(): string {
 async function main(): Promise<void> {
   const { values: flags } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } } });
   if (flags.only !== undefined && flags.only !== "appends") throw new Error(`--only: "appends" is the one section that runs alone, not ${JSON.stringify(flags.only)}`);
+  if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only)");
   const started = new Date();
   const bench = await startPage();
   const { page } = bench;
