@@ -33,11 +33,14 @@ function appCsp(): Plugin {
 /** After the app build: the export build (one script, one stylesheet), inlined into one HTML file. */
 function exportTemplate(): Plugin {
   let outDir = join(root, "dist");
+  let minify: boolean | "oxc" | "terser" | "esbuild" = true;
   return {
     name: "sessionkit-export-template",
     apply: "build",
     configResolved(config) {
       outDir = config.build.outDir.startsWith("/") ? config.build.outDir : join(root, config.build.outDir);
+      // As the app build (bench/browser/viewer-profile.ts builds unminified for readable profiles).
+      minify = config.build.minify;
     },
     async closeBundle() {
       const out = await mkdtemp(join(tmpdir(), "sessionkit-export-build-"));
@@ -52,6 +55,7 @@ function exportTemplate(): Plugin {
             outDir: out,
             emptyOutDir: true,
             target: "es2022",
+            minify,
             modulePreload: false,
             cssCodeSplit: false,
             assetsInlineLimit: Number.MAX_SAFE_INTEGER,

@@ -10,13 +10,18 @@
  * - scrolling: the message list and the tree scrolled end to end (60 steps each, a frame apart):
  *   the longest task and the tasks over 200 ms.
  * pi gets LIMIT_MS per size; a page that errors or never renders counts as failed, with why.
- * Prints a table and writes bench/browser/viewer-results.md. Also runs alone: `tsx bench/browser/viewer.ts`.
+ * Prints a table and writes bench/browser/viewer-results.md. Also runs alone: `tsx bench/browser/viewer.ts
+ * [--sizes 1000,10000] [--template FILE] [--skip-pi] [--throttle N]`, for comparing builds:
+ * `--template` measures an export template built elsewhere (e.g. from another commit) instead of
+ * building this tree's; `--throttle N` slows the pages' CPU N times (CDP
+ * Emulation.setCPUThrottlingRate), a steadier stand-in for a loaded machine than the load itself.
  */
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium, type Browser } from "playwright";
+import { parseArgs } from "node:util";
+import { chromium, type Browser, type Page } from "playwright";
 import { build } from "vite";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
@@ -25,6 +30,7 @@ import { ensureViewerSession, VIEWER_DATA_DIR } from "./viewer-data.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PROJECT = join(HERE, "..", "..");
+export const VIEWER_PROJECT = PROJECT;
 const RESULTS = join(HERE, "viewer-results.md");
 const SIZES = [1_000, 10_000, 100_000];
 const LIMIT_MS = 120_000;
@@ -52,7 +58,7 @@ async function piExport(session: string, out: string): Promise<void> {
   await module.exportFromFile(session, { outputPath: out });
 }
 
-async function ourExport(template: string, session: string, out: string): Promise<void> {
+export async function ourExport(template: string, session: string, out: string): Promise<void> {
   const storage = nodeFsStorage({ root: dirname(session) });
   try {
     const { parts } = await buildExportHtml(template, { storage, path: basename(session), title: basename(session) });
@@ -62,7 +68,7 @@ async function ourExport(template: string, session: string, out: string): Promis
   }
 }
 
-async function measure(browser: Browser, file: string, kind: "pi" | "ours"): Promise<Measured> {
+async function measure(browser: Browser, file: string, kind: "pi" | "ours", throttle = 1): Promise<Measured> {
   const htmlBytes = (await stat(file)).size;
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   await context.addInitScript((selector) => {
@@ -79,6 +85,7 @@ async function measure(browser: Browser, file: string, kind: "pi" | "ours"): Pro
     }).observe(document, { childList: true, subtree: true });
   }, kind === "pi" ? "#messages > *" : "#messages .entry");
   const page = await context.newPage();
+  if (throttle > 1) await (await context.newCDPSession(page)).send("Emulation.setCPUThrottlingRate", { rate: throttle });
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
   page.on("crash", () => errors.push("page crashed"));
@@ -98,23 +105,11 @@ async function measure(browser: Browser, file: string, kind: "pi" | "ours"): Pro
       w.__bench.long = [];
       return result;
     });
-    const scrollers = kind === "pi" ? ["#content", "#tree-container"] : ["#messages", "#tree"];
-    const scroll = await page.evaluate(
-      async ({ scrollers, steps }) => {
-        for (const selector of scrollers) {
-          const element = document.querySelector(selector);
-          if (!element) continue;
-          for (let i = 0; i <= steps; i++) {
-            element.scrollTop = ((element.scrollHeight - element.clientHeight) * i) / steps;
-            await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-          }
-        }
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        const long = (window as unknown as { __bench: { long: number[] } }).__bench.long;
-        return { scrollLongestTask: Math.max(0, ...long), scrollTasksOver200: long.filter((d) => d > 200).length };
-      },
-      { scrollers, steps: SCROLL_STEPS },
-    );
+    await scrollEndToEnd(page, kind === "pi" ? ["#content", "#tree-container"] : ["#messages", "#tree"]);
+    const scroll = await page.evaluate(() => {
+      const long = (window as unknown as { __bench: { long: number[] } }).__bench.long;
+      return { scrollLongestTask: Math.max(0, ...long), scrollTasksOver200: long.filter((d) => d > 200).length };
+    });
     if (errors.length > 0 && kind === "pi") return { ok: false, failure: errors[0], htmlBytes };
     return { ok: true, ...loaded, ...scroll, htmlBytes };
   } finally {
@@ -122,31 +117,60 @@ async function measure(browser: Browser, file: string, kind: "pi" | "ours"): Pro
   }
 }
 
+/** Scrolls each list's scrollTop from top to bottom in SCROLL_STEPS steps, a frame apart, then lets the last work finish. */
+export async function scrollEndToEnd(page: Page, scrollers: string[]): Promise<void> {
+  await page.evaluate(
+    async ({ scrollers, steps }) => {
+      for (const selector of scrollers) {
+        const element = document.querySelector(selector);
+        if (!element) continue;
+        for (let i = 0; i <= steps; i++) {
+          element.scrollTop = ((element.scrollHeight - element.clientHeight) * i) / steps;
+          await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    },
+    { scrollers, steps: SCROLL_STEPS },
+  );
+}
+
 const ms = (value: number | undefined) => (value === undefined ? "—" : `${Math.round(value)} ms`);
 const verdict = (pass: boolean) => (pass ? "PASS" : "**FAIL**");
 
-export async function runViewerSection(): Promise<string> {
+export interface ViewerSectionOptions {
+  sizes?: number[];
+  /** An export template to measure instead of building this tree's. */
+  template?: string;
+  skipPi?: boolean;
+  /** CPU slowdown factor for the pages (1: none). */
+  throttle?: number;
+}
+
+export async function runViewerSection(options: ViewerSectionOptions = {}): Promise<string> {
   const started = new Date();
   const work = join(VIEWER_DATA_DIR, "build");
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
-  log("building the viewer (export template)");
-  await build({ configFile: join(PROJECT, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(work, "dist"), emptyOutDir: true } });
-  const template = await readFile(join(work, "dist", EXPORT_TEMPLATE_FILE), "utf8");
+  if (!options.template) {
+    log("building the viewer (export template)");
+    await build({ configFile: join(PROJECT, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(work, "dist"), emptyOutDir: true } });
+  }
+  const template = await readFile(options.template ?? join(work, "dist", EXPORT_TEMPLATE_FILE), "utf8");
   const browser = await chromium.launch({ executablePath: chromiumExecutable, args: [...chromiumArgs, "--js-flags=--max-old-space-size=4096"], headless: true });
   const rows: string[] = [];
   const raw: string[] = [];
   try {
-    for (const size of SIZES) {
+    for (const size of options.sizes ?? SIZES) {
       const session = ensureViewerSession(size);
       log(`${size} entries: ${session.entries} entries, ${session.bytes} bytes`);
       const piFile = join(work, `pi-${size}.html`);
       const ourFile = join(work, `ours-${size}.html`);
-      await piExport(session.path, piFile);
+      if (!options.skipPi) await piExport(session.path, piFile);
       await ourExport(template, session.path, ourFile);
-      const pi = await measure(browser, piFile, "pi");
+      const pi: Measured = options.skipPi ? { ok: false, failure: "not measured (--skip-pi)", htmlBytes: 0 } : await measure(browser, piFile, "pi", options.throttle);
       log(`pi ${size}: ${JSON.stringify(pi)}`);
-      const ours = await measure(browser, ourFile, "ours");
+      const ours = await measure(browser, ourFile, "ours", options.throttle);
       log(`ours ${size}: ${JSON.stringify(ours)}`);
       raw.push(`| ${size.toLocaleString("en")} | pi | ${JSON.stringify(pi)} |`, `| ${size.toLocaleString("en")} | ours | ${JSON.stringify(ours)} |`);
       const n = session.entries.toLocaleString("en");
@@ -183,4 +207,7 @@ ${raw.join("\n")}
   return table;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await runViewerSection();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({ options: { sizes: { type: "string" }, template: { type: "string" }, "skip-pi": { type: "boolean", default: false }, throttle: { type: "string", default: "1" } } });
+  await runViewerSection({ sizes: values.sizes?.split(",").map(Number), template: values.template, skipPi: values["skip-pi"], throttle: Number(values.throttle) });
+}

@@ -8,6 +8,7 @@ import { BlobStore, encodeJsonl, resolveImages, type SessionEntry } from "../../
 import { loadSession, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
 import { el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";
+import { yieldToEventLoop } from "../model/filters.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
 import { SessionView, closeImageModal, type SessionAction } from "./session-view.js";
@@ -187,6 +188,8 @@ export class ViewerApp {
     const progress = el("progress", { max: "1", value: "0" });
     this.#sessionPane.replaceChildren(el("div", { class: "loading" }, el("p", {}, "Opening…"), progress));
     const session = await loadSession(store.storage, path, { onProgress: (read, total) => (progress.value = total > 0 ? read / total : 1) });
+    // The view's set-up (path, tree layout, first items) in a task of its own, not after the last range's parsing.
+    await yieldToEventLoop();
     this.#open = { storeId, path };
     const notices = loadNotices(session);
     const actions = [...downloadActions(), ...(this.#options.sessionActions?.(store, path) ?? [])];

@@ -252,8 +252,9 @@ export class SessionView {
 
   #applyPath(): void {
     const model = this.session.model;
-    this.#path = model.pathTo(this.#state.leafId);
-    this.#activePath = new Set(this.#path.map((e) => model.indexOf(e.id)!));
+    const indexes = model.pathIndexes(this.#state.leafId);
+    this.#path = indexes.map((i) => model.entries[i]!);
+    this.#activePath = new Set(indexes);
     const view = { model };
     this.#setListed(this.#path.filter((e) => isListed(e, view)));
     this.#messages.refresh();
@@ -415,8 +416,9 @@ export class SessionView {
     if (continues) {
       this.#state.leafId = newLeaf;
       const before = this.#listed.length;
-      this.#path = model.pathTo(newLeaf);
-      this.#activePath = new Set(this.#path.map((e) => model.indexOf(e.id)!));
+      const indexes = model.pathIndexes(newLeaf);
+      this.#path = indexes.map((i) => model.entries[i]!);
+      this.#activePath = new Set(indexes);
       const view = { model };
       this.#setListed(this.#path.filter((e) => isListed(e, view)));
       const grown = this.#listed.length - before;

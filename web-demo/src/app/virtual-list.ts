@@ -3,12 +3,21 @@
  * DOM, positioned absolutely in a spacer as tall as the whole list; item heights are measured as
  * they render, estimates stand in for the rest.
  *
- * Heights are measured here, not through the virtualizer's measureElement: that path recomputes
- * the offsets of every item after the measured one once per measured item (O(items) each, 300 ms
- * per scroll step at 100,000 entries); measured here, a draw's new items are read in one layout
- * and reported together, and the virtualizer recomputes once.
+ * Heights are measured by a ResizeObserver, not through the virtualizer's measureElement: that
+ * path recomputes the offsets of every item after the measured one once per measured item
+ * (O(items) each, 300 ms per scroll step at 100,000 entries). The observer reports a draw's new
+ * items together after the browser's own layout of the frame, so a draw never forces a layout
+ * (reading sizes right after building the items did: a third of each scroll step's task).
+ *
+ * Work per task is bounded: a draw builds new items (markdown, highlighting) until RENDER_BUDGET_MS
+ * have passed, the items in view before those in the overscan; the rest stand as empty
+ * placeholders of their estimated height and are built in the next task. A jump across a long
+ * list is then a few short tasks instead of one long one.
  */
-import { Virtualizer, elementScroll, observeElementOffset, observeElementRect } from "@tanstack/virtual-core";
+import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, type VirtualItem } from "@tanstack/virtual-core";
+
+/** Time a draw may spend building new items before it leaves the rest to the next task. */
+export const RENDER_BUDGET_MS = 12;
 
 export interface VirtualListOptions {
   scrollElement: HTMLElement;
@@ -32,6 +41,11 @@ export class VirtualList {
   #rendered = new Map<string, HTMLElement>();
   #cleanup: () => void;
   #scheduled = false;
+  /** Placeholders standing for items not built yet (by key). */
+  #placeholders = new Set<string>();
+  #continuation: ReturnType<typeof setTimeout> | null = null;
+  /** In the ResizeObserver's callback (and the microtasks it queues). */
+  #inObserver = false;
   /** Later size changes of rendered items (images arriving, code highlighted, an output expanded). */
   readonly #resizes: ResizeObserver | null;
 
@@ -53,12 +67,17 @@ export class VirtualList {
     this.#resizes = options.fixedSize
       ? null
       : new ResizeObserver((entries) => {
+          // The draw these sizes cause builds nothing new: an element observed during the observer's
+          // delivery is reported only in the next frame, with a "ResizeObserver loop" error event.
+          this.#inObserver = true;
           for (const entry of entries) {
             const element = entry.target as HTMLElement;
             if (!element.isConnected) continue;
             const size = entry.borderBoxSize?.[0]?.blockSize ?? element.getBoundingClientRect().height;
             this.virtualizer.resizeItem(Number(element.dataset.index), Math.round(size));
           }
+          // After the draw the sizes scheduled (a microtask queued before this one).
+          queueMicrotask(() => (this.#inObserver = false));
         });
     this.#cleanup = this.virtualizer._didMount();
     this.virtualizer._willUpdate();
@@ -75,13 +94,19 @@ export class VirtualList {
   refresh(): void {
     for (const element of this.#rendered.values()) element.remove();
     this.#rendered.clear();
+    this.#placeholders.clear();
     this.#draw();
+  }
+
+  /** Whether every item in the current range is built (no placeholder left). */
+  get complete(): boolean {
+    return this.#placeholders.size === 0;
   }
 
   /** Rebuilds one item if it is rendered. */
   refreshKey(key: string): void {
     const element = this.#rendered.get(key);
-    if (!element) return;
+    if (!element || this.#placeholders.has(key)) return;
     element.remove();
     this.#rendered.delete(key);
     this.#draw();
@@ -92,11 +117,12 @@ export class VirtualList {
   }
 
   renderedElement(key: string): HTMLElement | undefined {
-    return this.#rendered.get(key);
+    return this.#placeholders.has(key) ? undefined : this.#rendered.get(key);
   }
 
   destroy(): void {
     this.#cleanup();
+    if (this.#continuation !== null) clearTimeout(this.#continuation);
     this.#resizes?.disconnect();
     this.#spacer.replaceChildren();
     this.#rendered.clear();
@@ -116,24 +142,35 @@ export class VirtualList {
     this.#spacer.style.height = `${v.getTotalSize()}px`;
     const items = v.getVirtualItems();
     const keep = new Set<string>();
-    const added: HTMLElement[] = [];
-    for (const item of items) {
-      const key = String(item.key);
-      keep.add(key);
-      let element = this.#rendered.get(key);
-      if (!element) {
-        element = this.#options.render(item.index) ?? document.createElement("div");
-        element.dataset.index = String(item.index);
-        element.style.position = "absolute";
-        element.style.top = "0";
-        element.style.left = "0";
-        element.style.right = "0";
-        this.#spacer.append(element);
-        this.#rendered.set(key, element);
-        added.push(element);
-      } else if (element.dataset.index !== String(item.index)) {
-        element.dataset.index = String(item.index);
+    for (const item of items) keep.add(String(item.key));
+    for (const [key, element] of this.#rendered) {
+      if (!keep.has(key)) {
+        this.#resizes?.unobserve(element);
+        element.remove();
+        this.#rendered.delete(key);
+        this.#placeholders.delete(key);
       }
+    }
+    // The items in view first, then the overscan; at least one per draw, so drawing always progresses.
+    const range = v.range;
+    const inView = (item: VirtualItem) => range === null || (item.index >= range.startIndex && item.index <= range.endIndex);
+    const deadline = performance.now() + RENDER_BUDGET_MS;
+    let built = 0;
+    for (const item of [...items.filter(inView), ...items.filter((item) => !inView(item))]) {
+      const key = String(item.key);
+      const existing = this.#rendered.get(key);
+      if (existing && !this.#placeholders.has(key)) continue;
+      if (this.#inObserver || (built > 0 && performance.now() >= deadline)) {
+        if (!existing) this.#place(key, item, this.#placeholder(item.size), true);
+        continue;
+      }
+      existing?.remove();
+      this.#place(key, item, this.#options.render(item.index) ?? document.createElement("div"), false);
+      built++;
+    }
+    for (const item of items) {
+      const element = this.#rendered.get(String(item.key))!;
+      if (element.dataset.index !== String(item.index)) element.dataset.index = String(item.index);
       element.style.transform = `translateY(${item.start}px)`;
     }
     // The DOM in list order: reading order for assistive technology and for tests.
@@ -143,20 +180,34 @@ export class VirtualList {
       if (element.previousElementSibling !== previous) (previous ? previous.after(element) : this.#spacer.prepend(element));
       previous = element;
     }
-    for (const [key, element] of this.#rendered) {
-      if (!keep.has(key)) {
-        this.#resizes?.unobserve(element);
-        element.remove();
-        this.#rendered.delete(key);
-      }
+    if (this.#placeholders.size > 0 && this.#continuation === null) {
+      this.#continuation = setTimeout(() => {
+        this.#continuation = null;
+        this.#draw();
+      }, 0);
     }
-    if (this.#resizes && added.length > 0) {
-      // One layout for all new items, then one recompute of the offsets (see the comment on top).
-      const sizes = added.map((element) => Math.round(element.getBoundingClientRect().height));
-      added.forEach((element, i) => {
-        v.resizeItem(Number(element.dataset.index), sizes[i]!);
-        this.#resizes!.observe(element);
-      });
+  }
+
+  #placeholder(height: number): HTMLElement {
+    const element = document.createElement("div");
+    element.className = "virtual-placeholder";
+    element.style.height = `${height}px`;
+    return element;
+  }
+
+  #place(key: string, item: VirtualItem, element: HTMLElement, placeholder: boolean): void {
+    element.dataset.index = String(item.index);
+    element.style.position = "absolute";
+    element.style.top = "0";
+    element.style.left = "0";
+    element.style.right = "0";
+    this.#spacer.append(element);
+    this.#rendered.set(key, element);
+    if (placeholder) this.#placeholders.add(key);
+    else {
+      this.#placeholders.delete(key);
+      // Measured after the frame's layout (see the comment on top).
+      this.#resizes?.observe(element);
     }
   }
 }

@@ -1,13 +1,14 @@
 /**
  * The exported page's data: the session's gzip pieces and the blobs the export put in as data
  * blocks (embed.ts), decoded and inflated piece by piece (yielding between pieces) into an
- * in-memory store.
+ * in-memory store. Inflated bytes are appended as they come (the memory store grows its buffer in
+ * place): joining them first and storing a copy took one 160 ms task at 100,000 entries.
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { base64ToBytes } from "../../../src/index.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { PortStoreSource } from "../data/source.js";
-import { collect, EMBEDDED_SESSION_PATH } from "./embed.js";
+import { EMBEDDED_SESSION_PATH } from "./embed.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -17,7 +18,8 @@ export async function embeddedSource(doc: Document = document): Promise<{ source
   const storage = memoryStorage();
   const gunzip = new DecompressionStream("gzip");
   const writer = gunzip.writable.getWriter();
-  const inflated = collect(gunzip.readable);
+  await storage.write(EMBEDDED_SESSION_PATH, new Uint8Array(0));
+  const stored = appendEach(gunzip.readable, storage, EMBEDDED_SESSION_PATH);
   for (const piece of pieces) {
     const bytes = base64ToBytes(JSON.parse(piece.textContent ?? '""') as string);
     if (!bytes) throw new Error("this page's session data is damaged (a piece is not base64)");
@@ -26,7 +28,7 @@ export async function embeddedSource(doc: Document = document): Promise<{ source
     await yieldToEventLoop();
   }
   await writer.close();
-  await storage.write(EMBEDDED_SESSION_PATH, await inflated);
+  await stored;
   for (const block of doc.querySelectorAll<HTMLScriptElement>('script[type="application/json"][data-sessionkit="blob"]')) {
     const hash = block.dataset.hash ?? "";
     const bytes = HEX64.test(hash) ? base64ToBytes(JSON.parse(block.textContent ?? '""') as string) : null;
@@ -34,4 +36,13 @@ export async function embeddedSource(doc: Document = document): Promise<{ source
     block.remove();
   }
   return { source: new PortStoreSource("embedded", [{ id: "file", label: "this file", storage, writable: false }], false), path: EMBEDDED_SESSION_PATH };
+}
+
+async function appendEach(stream: ReadableStream<Uint8Array>, storage: ReturnType<typeof memoryStorage>, path: string): Promise<void> {
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    await storage.append(path, value);
+  }
 }

@@ -303,10 +303,15 @@ export class SessionModel {
 
   /** Root → entry, following parents. */
   pathTo(id: string | null): SessionEntry[] {
-    const path: SessionEntry[] = [];
+    return this.pathIndexes(id).map((i) => this.entries[i]!);
+  }
+
+  /** Root → entry as entry numbers (no lookup by id per entry: a 100,000-entry path in a few ms). */
+  pathIndexes(id: string | null): number[] {
+    const path: number[] = [];
     let i = id === null ? undefined : this.#index.get(id);
     if (i === undefined) return path;
-    for (let guard = 0; i >= 0 && guard <= this.entries.length; guard++, i = this.#parent[i]!) path.push(this.entries[i]!);
+    for (let guard = 0; i >= 0 && guard <= this.entries.length; guard++, i = this.#parent[i]!) path.push(i);
     return path.reverse();
   }
 

@@ -61,7 +61,8 @@ export class TreeLayout {
   readonly #indent: Int32Array;
   readonly #bits: Uint8Array;
   readonly #gutters: (readonly Gutter[])[];
-  #rowOf: Map<number, number> | null = null;
+  /** Row by entry number (-1: not listed), made on first use. */
+  #rowOf: Int32Array | null = null;
 
   constructor(model: SessionModel, rows: { entry: Int32Array; indent: Int32Array; bits: Uint8Array; gutters: (readonly Gutter[])[]; count: number }, shown: number, multipleRoots: boolean) {
     this.#model = model;
@@ -82,10 +83,10 @@ export class TreeLayout {
   /** The row showing entry number `i`, or -1. */
   rowOfEntry(i: number): number {
     if (!this.#rowOf) {
-      this.#rowOf = new Map();
-      for (let r = 0; r < this.count; r++) this.#rowOf.set(this.#entry[r]!, r);
+      this.#rowOf = new Int32Array(this.total).fill(-1);
+      for (let r = 0; r < this.count; r++) this.#rowOf[this.#entry[r]!] = r;
     }
-    return this.#rowOf.get(i) ?? -1;
+    return i >= 0 && i < this.#rowOf.length ? this.#rowOf[i]! : -1;
   }
 
   row(r: number): TreeRow {

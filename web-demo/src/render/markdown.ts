@@ -80,9 +80,20 @@ function purify(html: string): DocumentFragment {
   });
 }
 
-/** Markdown as sanitized DOM. */
+/** Texts whose sanitized DOM is kept: a list scrolled back, an entry rebuilt (a toggle) or a filter change renders the same text again. */
+const CACHED_TEXTS = 256;
+const cache = new Map<string, DocumentFragment>();
+
+/** Markdown as sanitized DOM (a copy of a cached result when the text was rendered lately). */
 export function renderMarkdown(text: string): DocumentFragment {
-  return purify(marked.parse(text) as string);
+  let fragment = cache.get(text);
+  if (fragment) cache.delete(text); // re-inserted below: most recently used last
+  else {
+    fragment = purify(marked.parse(text) as string);
+    if (cache.size >= CACHED_TEXTS) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(text, fragment);
+  return fragment.cloneNode(true) as DocumentFragment;
 }
 
 /** A class list only the viewer sets: hljs output (its own span classes) sanitized to spans. */

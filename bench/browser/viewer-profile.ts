@@ -1,0 +1,172 @@
+/**
+ * Where the viewer's long tasks come from: `tsx bench/browser/viewer-profile.ts [1000,10000,100000] [--throttle N]`.
+ * Builds the export template unminified (function names survive), fills it with the viewer
+ * bench's sessions (./viewer-data.ts), opens each from file:// as the viewer bench does, loads
+ * and scrolls both lists end to end (the same steps), with a Chromium trace (devtools.timeline)
+ * and the V8 sampling profiler on. Prints, per main-thread task over THRESHOLD_MS: its length,
+ * what started it, its time by trace event (self time: script, layout, style, GC…) and the
+ * functions with the most self time inside it. `--throttle N` slows the page's CPU N times (CDP
+ * Emulation.setCPUThrottlingRate): on a quiet machine the tasks a loaded one stretches past 200 ms
+ * show their shape. Diagnostics only: the figures to compare are the
+ * viewer bench's (./viewer.ts).
+ */
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { chromium, type Page } from "playwright";
+import { build } from "vite";
+import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
+import { EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
+import type { CpuProfile } from "./cpu-profile.js";
+import { ensureViewerSession, VIEWER_DATA_DIR } from "./viewer-data.js";
+import { ourExport, scrollEndToEnd, VIEWER_PROJECT } from "./viewer.js";
+
+const THRESHOLD_MS = 50;
+const TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "v8.execute", "blink.user_timing"];
+
+interface TraceEvent {
+  name: string;
+  cat: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  pid: number;
+  tid: number;
+  args?: { name?: string; data?: Record<string, unknown> };
+}
+
+const log = (message: string) => process.stderr.write(`[viewer-profile] ${message}\n`);
+
+/** The renderer main thread with the most timeline events (the page's). */
+function mainThread(events: TraceEvent[]): { pid: number; tid: number } {
+  const names = new Map<string, string>();
+  for (const e of events) if (e.ph === "M" && e.name === "thread_name") names.set(`${e.pid}:${e.tid}`, e.args?.name ?? "");
+  const counts = new Map<string, number>();
+  for (const e of events) {
+    const key = `${e.pid}:${e.tid}`;
+    if (e.ph === "X" && names.get(key) === "CrRendererMain") counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const best = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
+  if (!best) throw new Error("no renderer main thread in the trace");
+  const [pid, tid] = best[0].split(":").map(Number) as [number, number];
+  return { pid, tid };
+}
+
+/** Self time by event name inside [start, end) for the nested complete events given (sorted by ts). */
+function selfTimes(events: TraceEvent[]): Map<string, number> {
+  const self = new Map<string, number>();
+  const stack: { e: TraceEvent; end: number; child: number }[] = [];
+  const close = (until: number) => {
+    while (stack.length > 0 && stack[stack.length - 1]!.end <= until) {
+      const top = stack.pop()!;
+      self.set(top.e.name, (self.get(top.e.name) ?? 0) + (top.e.dur! - top.child));
+      if (stack.length > 0) stack[stack.length - 1]!.child += top.e.dur!;
+    }
+  };
+  for (const e of events) {
+    close(e.ts);
+    stack.push({ e, end: e.ts + e.dur!, child: 0 });
+  }
+  close(Infinity);
+  return self;
+}
+
+/** Self time by function over the profile samples taken in [start, end) (µs, the trace's clock). */
+function functionsIn(profile: CpuProfile & { startTime: number }, start: number, end: number): Map<string, number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const out = new Map<string, number>();
+  let t = profile.startTime;
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  for (let i = 0; i < samples.length; i++) {
+    t += deltas[i] ?? 0;
+    if (t < start || t >= end) continue;
+    const frame = byId.get(samples[i]!)?.callFrame;
+    const name = `${frame?.functionName || "(anonymous)"}${frame?.url ? `:${frame.lineNumber + 1}` : ""}`;
+    out.set(name, (out.get(name) ?? 0) + (deltas[i + 1] ?? 0));
+  }
+  return out;
+}
+
+const top = (map: Map<string, number>, n: number, total: number) =>
+  [...map.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .filter(([, us]) => us / total > 0.02)
+    .map(([name, us]) => `${name} ${(us / 1000).toFixed(0)} ms`)
+    .join(", ");
+
+/** What started a task: its first timeline child with a name that says so. */
+function trigger(children: TraceEvent[]): string {
+  const first = children.find((e) => ["FunctionCall", "TimerFire", "FireAnimationFrame", "EventDispatch", "EvaluateScript", "v8.run", "ParseHTML", "v8.compileModule", "RunMicrotasks", "ResourceReceivedData"].includes(e.name));
+  if (!first) return children[0]?.name ?? "?";
+  const data = first.args?.data ?? {};
+  const what = (data.functionName as string) || (data.type as string) || "";
+  return `${first.name}${what ? ` ${what}` : ""}`;
+}
+
+/** Loads the page, then scrolls both lists after a user-timing mark (the trace's clock) that splits the two. */
+async function profilePage(page: Page, file: string): Promise<void> {
+  await page.goto(pathToFileURL(file).href, { waitUntil: "load", timeout: 120_000 });
+  await page.waitForFunction(() => document.body.dataset.status === "ready", null, { timeout: 120_000 });
+  await page.waitForTimeout(500);
+  await page.evaluate(() => performance.mark("phase:scroll"));
+  await scrollEndToEnd(page, ["#messages", "#tree"]);
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { throttle: { type: "string", default: "1" } } });
+  const sizes = (positionals[0] ?? "1000,10000,100000").split(",").map(Number);
+  const throttle = Number(values.throttle);
+  const work = join(VIEWER_DATA_DIR, "profile");
+  await rm(work, { recursive: true, force: true });
+  await mkdir(work, { recursive: true });
+  log("building the export template, unminified");
+  await build({ configFile: join(VIEWER_PROJECT, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(work, "dist"), emptyOutDir: true, minify: false } });
+  const template = await readFile(join(work, "dist", EXPORT_TEMPLATE_FILE), "utf8");
+  const browser = await chromium.launch({ executablePath: chromiumExecutable, args: [...chromiumArgs, "--js-flags=--max-old-space-size=4096"], headless: true });
+  try {
+    for (const size of sizes) {
+      const session = ensureViewerSession(size);
+      const file = join(work, `ours-${size}.html`);
+      await ourExport(template, session.path, file);
+      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      if (throttle > 1) await cdp.send("Emulation.setCPUThrottlingRate", { rate: throttle });
+      await cdp.send("Profiler.enable");
+      await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+      await browser.startTracing(page, { categories: TRACE_CATEGORIES });
+      await cdp.send("Profiler.start");
+      await profilePage(page, file);
+      const { profile } = (await cdp.send("Profiler.stop")) as { profile: CpuProfile & { startTime: number } };
+      const trace = JSON.parse((await browser.stopTracing()).toString("utf8")) as { traceEvents: TraceEvent[] };
+      await context.close();
+      const events = trace.traceEvents;
+      const { pid, tid } = mainThread(events);
+      const scrollMark = events.find((e) => e.pid === pid && e.name === "phase:scroll")?.ts ?? Infinity;
+      const onMain = events.filter((e) => e.pid === pid && e.tid === tid && e.ph === "X" && typeof e.dur === "number").sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+      const tasks = onMain.filter((e) => e.name === "RunTask" || e.name === "ThreadControllerImpl::RunTask");
+      // Top-level tasks only (a RunTask can nest in another).
+      const topLevel: TraceEvent[] = [];
+      for (const task of tasks) if (!topLevel.length || task.ts >= topLevel[topLevel.length - 1]!.ts + topLevel[topLevel.length - 1]!.dur!) topLevel.push(task);
+      const long = topLevel.filter((t) => t.dur! / 1000 > THRESHOLD_MS);
+      process.stdout.write(`\n## ${size.toLocaleString("en")} entries (${session.entries} in the file), CPU ×${throttle}: ${long.length} tasks over ${THRESHOLD_MS} ms\n`);
+      for (const task of long) {
+        const end = task.ts + task.dur!;
+        const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= end);
+        const byEvent = selfTimes(inside);
+        const js = functionsIn(profile, task.ts, end);
+        const when = task.ts < scrollMark ? "load" : "scroll";
+        process.stdout.write(
+          `- ${when} ${(task.dur! / 1000).toFixed(0)} ms (${trigger(inside)}): ${top(byEvent, 6, task.dur!)}\n    js: ${top(js, 10, task.dur!)}\n`,
+        );
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+await main();

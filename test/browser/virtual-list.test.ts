@@ -1,0 +1,103 @@
+/**
+ * The viewer's VirtualList in Chromium: work per task is bounded (items in view are built first,
+ * the rest stand as placeholders until the next task) and items are measured by the browser's own
+ * layout (a ResizeObserver), not by a forced layout after building them.
+ */
+import { afterEach, describe, expect, test } from "vitest";
+import { RENDER_BUDGET_MS, VirtualList } from "../../web-demo/src/app/virtual-list.js";
+
+const COUNT = 10_000;
+/** Each item costs this much to build (markdown and highlighting stand-in). */
+const BUILD_MS = 4;
+const ESTIMATE = 50;
+
+let cleanup: (() => void) | null = null;
+afterEach(() => {
+  cleanup?.();
+  cleanup = null;
+});
+
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+function makeList(height: (i: number) => number) {
+  const scroll = document.createElement("div");
+  scroll.style.cssText = "height: 400px; overflow: auto; position: relative";
+  const spacer = document.createElement("div");
+  scroll.append(spacer);
+  document.body.append(scroll);
+  const built: number[] = [];
+  const list = new VirtualList({
+    scrollElement: scroll,
+    container: spacer,
+    estimateSize: () => ESTIMATE,
+    key: (i) => `item-${i}`,
+    render: (i) => {
+      busy(BUILD_MS);
+      built.push(i);
+      const item = document.createElement("div");
+      item.className = "item";
+      item.style.height = `${height(i)}px`;
+      item.textContent = `item ${i}`;
+      return item;
+    },
+  });
+  cleanup = () => {
+    list.destroy();
+    scroll.remove();
+  };
+  return { list, scroll, spacer, built };
+}
+
+const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+const shown = (spacer: HTMLElement) => [...spacer.querySelectorAll<HTMLElement>(".item")].map((e) => Number(e.textContent!.slice(5)));
+
+describe("VirtualList", () => {
+  test("a draw builds items for about RENDER_BUDGET_MS, those in view first; the rest follow in later tasks", async () => {
+    const { list, spacer, built } = makeList(() => ESTIMATE);
+    list.setCount(COUNT);
+    // In view: 400 / 50 = 8 items (+ overscan). Each costs BUILD_MS: the first draw stops at the budget.
+    const inFirstDraw = built.length;
+    expect(inFirstDraw).toBeGreaterThanOrEqual(1);
+    expect(inFirstDraw).toBeLessThanOrEqual(Math.ceil(RENDER_BUDGET_MS / BUILD_MS));
+    expect(list.complete).toBe(false);
+    expect(spacer.querySelectorAll(".virtual-placeholder").length).toBeGreaterThan(0);
+    expect(built.every((i) => i < 8)).toBe(true);
+    await expect.poll(() => list.complete, { timeout: 10_000 }).toBe(true);
+    expect(spacer.querySelectorAll(".virtual-placeholder").length).toBe(0);
+    expect(shown(spacer).slice(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+
+    // A jump to the middle: the same again there, and the items left behind are gone.
+    const before = built.length;
+    list.scrollToIndex(5000, "start");
+    await expect.poll(() => list.complete && shown(spacer).includes(5000), { timeout: 10_000 }).toBe(true);
+    expect(built.length - before).toBeGreaterThan(1);
+    expect(shown(spacer).every((i) => i >= 4990 && i <= 5020)).toBe(true);
+  });
+
+  test("items are placed by their measured heights, without gaps or overlaps, and no ResizeObserver loop error", async () => {
+    const errors: string[] = [];
+    const onError = (event: ErrorEvent) => errors.push(event.message);
+    window.addEventListener("error", onError);
+    const height = (i: number) => [30, 60, 90][i % 3]!;
+    const { list, spacer } = makeList(height);
+    list.setCount(COUNT);
+    await expect.poll(() => list.complete, { timeout: 10_000 }).toBe(true);
+    await frame();
+    await frame();
+    const items = [...spacer.querySelectorAll<HTMLElement>(".item")];
+    expect(items.length).toBeGreaterThan(5);
+    for (let k = 1; k < items.length; k++) {
+      const previous = items[k - 1]!.getBoundingClientRect();
+      const current = items[k]!.getBoundingClientRect();
+      expect(Math.round(current.top)).toBe(Math.round(previous.bottom));
+    }
+    // The measured sizes are what the list counts with.
+    const measured = list.virtualizer.getVirtualItems().find((item) => item.index === 2)!;
+    expect(measured.size).toBe(height(2));
+    window.removeEventListener("error", onError);
+    expect(errors).toEqual([]);
+  });
+});
