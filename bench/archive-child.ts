@@ -13,7 +13,7 @@ import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { nodeFsStorage } from "../adapters/node-fs/index.js";
+import { nodeArchiveCodecs, nodeFsStorage } from "../adapters/node-fs/index.js";
 import { exportArchive, importArchive, type ExportSummary, type ImportSummary } from "../src/archive/index.js";
 
 /** Exports one stored session (a storage path under `root`) with its blobs to the file `out`. */
@@ -27,11 +27,11 @@ export async function exportToFile(root: string, sessionPath: string, out: strin
   }
 }
 
-/** Imports the archive file `archive`, read in place as a Blob, into the store at `root`. */
+/** Imports the archive file `archive`, read in place as a Blob, into the store at `root`, with Node's codecs as the CLI does. */
 export async function importFromFile(archive: string, root: string): Promise<ImportSummary> {
   const storage = nodeFsStorage({ root });
   try {
-    return await importArchive(storage, await openAsBlob(archive));
+    return await importArchive(storage, await openAsBlob(archive), nodeArchiveCodecs);
   } finally {
     await storage.close();
   }

@@ -7,7 +7,7 @@ import { createWriteStream, openAsBlob, type WriteStream } from "node:fs";
 import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import { Writable } from "node:stream";
-import { nodeFsStorage } from "../adapters/node-fs/index.js";
+import { nodeArchiveCodecs, nodeFsStorage } from "../adapters/node-fs/index.js";
 import {
   exportArchive,
   importArchive,
@@ -164,7 +164,7 @@ export async function importCommand(run: Run): Promise<number> {
   // New sessions go where the store's agent puts them (seed 003's profiles: one flat folder).
   const storage = target.database ? await target.database.open() : nodeFsStorage({ root });
   const progress = archiveProgress(run.io.stderr, "sessionkit: import");
-  const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress, layout };
+  const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress, layout, ...nodeArchiveCodecs };
   let summary: ImportSummary;
   try {
     summary = archive ? await importArchive(storage, await openAsBlob(source), options) : await importSessionFiles(storage, files, options);
@@ -253,7 +253,7 @@ export async function verifyArchiveCommand(run: Run): Promise<number> {
   const progress = archiveProgress(run.io.stderr, "sessionkit: verify");
   let summary: VerifySummary;
   try {
-    summary = await verifyArchive(await openAsBlob(file), { onProgress: progress.onProgress });
+    summary = await verifyArchive(await openAsBlob(file), { onProgress: progress.onProgress, ...nodeArchiveCodecs });
   } catch (error) {
     if (!isArchiveError(error)) throw error;
     run.print(error, () => [`${file}: invalid archive: ${archiveErrorLine(error, undefined)}`]);

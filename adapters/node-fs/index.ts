@@ -74,6 +74,11 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
   const root = nodePath.resolve(expandHome(options.root));
   /** path -> open "a" handle; Map order is recency order (oldest first). */
   const appendHandles = new Map<string, FileHandle>();
+  /**
+   * Paths whose last change was a `write`, which fsyncs the file and its directory before it
+   * resolves: a `sync` of one has nothing left to do (an import syncs every file it wrote).
+   */
+  const durablyWritten = new Set<string>();
   /** path -> tail of the chain of operations that change that file, so they run in call order. */
   const queues = new Map<string, Promise<void>>();
   /** Subscribers of `watch`, told of this port's own changes as soon as they are made. */
@@ -252,6 +257,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
     async append(path: string, data: Uint8Array): Promise<void> {
       const file = toFile(path);
       return serialize(path, async () => {
+        durablyWritten.delete(path);
         try {
           const handle = await appendHandle(path, file);
           let written = 0;
@@ -272,7 +278,8 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
         try {
           // The append handle points at the inode the rename is about to replace.
           await dropAppendHandle(path);
-          await mkdir(dir, { recursive: true });
+          durablyWritten.delete(path);
+          await syncNewDirectories(await mkdir(dir, { recursive: true }), dir);
           const handle = await open(temp, "wx");
           try {
             await handle.writeFile(data);
@@ -286,12 +293,14 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
           throw toStorageError(error, "write", path);
         }
         await syncDirectory(dir);
+        durablyWritten.add(path);
       }).then(changed(path));
     },
 
     async truncate(path: string, size: number): Promise<void> {
       const file = toFile(path);
       return serialize(path, async () => {
+        durablyWritten.delete(path);
         try {
           const current = (await stat(file)).size;
           if (!Number.isSafeInteger(size) || size < 0 || size > current) {
@@ -309,6 +318,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
     async remove(path: string): Promise<void> {
       const file = toFile(path);
       return serialize(path, async () => {
+        durablyWritten.delete(path);
         try {
           await dropAppendHandle(path);
           await unlinkIfPresent(file);
@@ -321,6 +331,7 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
     async sync(path: string): Promise<void> {
       const file = toFile(path);
       return serialize(path, async () => {
+        if (durablyWritten.delete(path)) return;
         try {
           const cached = appendHandles.get(path);
           if (cached) return await cached.sync();
@@ -455,6 +466,20 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Makes directories `mkdir -p` just created durable in their parents (`first` is the outermost
+ * one it created, as `mkdir` returns it; `dir` the innermost, which its caller syncs itself).
+ */
+async function syncNewDirectories(first: string | undefined, dir: string): Promise<void> {
+  if (first === undefined) return;
+  const parents: string[] = [];
+  for (let created = dir; ; created = nodePath.dirname(created)) {
+    parents.push(nodePath.dirname(created));
+    if (created === first || nodePath.dirname(created) === created) break;
+  }
+  for (const parent of parents) await syncDirectory(parent);
+}
+
 /** Makes a rename durable; some platforms (Windows) cannot open a directory, so best effort. */
 async function syncDirectory(dir: string): Promise<void> {
   try {
@@ -500,3 +525,4 @@ function toStorageError(error: unknown, action: string, path: string): StorageEr
 function ignore(): void {}
 
 export { terminalId, nodeTerminalBreadcrumb, type NodeTerminalBreadcrumb, type TerminalEnvironment } from "./terminal.js";
+export { nodeArchiveCodecs, nodeInflateRaw, nodeSha256 } from "./archive-codecs.js";

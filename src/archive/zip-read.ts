@@ -71,7 +71,12 @@ const S_IFREG = 0o100000;
 const LOCAL_HEADER = [0x50, 0x4b, 0x03, 0x04];
 const EMPTY_ARCHIVE = [0x50, 0x4b, 0x05, 0x06];
 
-export async function openZip(source: ArchiveSource, limits: ArchiveLimits, options: { useWebWorkers?: boolean } = {}): Promise<OpenedZip> {
+/** Makes a raw-deflate decompressor; the default is `new DecompressionStream("deflate-raw")`. */
+export type InflateRaw = () => ReadableWritablePair<Uint8Array, Uint8Array<ArrayBuffer>>;
+
+const webInflateRaw: InflateRaw = () => new DecompressionStream("deflate-raw");
+
+export async function openZip(source: ArchiveSource, limits: ArchiveLimits, options: { useWebWorkers?: boolean; inflateRaw?: InflateRaw } = {}): Promise<OpenedZip> {
   const data = source instanceof ReadableStream ? await bufferStream(source, limits.maxTotalBytes + limits.maxEntries * 1024) : source;
   const size = data instanceof Blob ? data.size : data.length;
   const head = data instanceof Blob ? new Uint8Array(await data.slice(0, 4).arrayBuffer()) : data.subarray(0, 4);
@@ -107,13 +112,14 @@ export async function openZip(source: ArchiveSource, limits: ArchiveLimits, opti
     throw toArchiveError(error, undefined, startsWith(head, LOCAL_HEADER));
   }
 
+  const inflater = options.useWebWorkers ? ("zip.js" as const) : (options.inflateRaw ?? webInflateRaw);
   return {
     members,
     byName,
     size,
-    read: (member) => (member.entry.compressionMethod === 0 ? readStored(member, data) : inflateMember(member, data, options.useWebWorkers ?? false).done),
+    read: (member) => (member.entry.compressionMethod === 0 ? readStored(member, data) : inflateMember(member, data, inflater).done),
     readStoredAgain: async (member) => (member.entry.localDirectory ? storedRange(member, data) : readStored(member, data)),
-    inflate: (member, onData) => inflateMember(member, data, options.useWebWorkers ?? false, onData),
+    inflate: (member, onData) => inflateMember(member, data, inflater, onData),
     close: () => reader.close(),
   };
 }
@@ -182,7 +188,7 @@ async function storedRange(member: ZipMember, data: Blob | Uint8Array): Promise<
  * `DecompressionStream` (on Node's thread pool), with its CRC-32 checked here: zip.js reads a
  * member in 64 KiB reads of the source, each a file read when the source is a file's Blob.
  */
-function inflateMember(member: ZipMember, data: Blob | Uint8Array, useWebWorkers: boolean, onData?: (chunk: Uint8Array) => void): Inflating {
+function inflateMember(member: ZipMember, data: Blob | Uint8Array, inflater: InflateRaw | "zip.js", onData?: (chunk: Uint8Array) => void): Inflating {
   const declared = member.entry.uncompressedSize;
   const out = new Uint8Array(declared);
   let received = 0;
@@ -210,8 +216,8 @@ function inflateMember(member: ZipMember, data: Blob | Uint8Array, useWebWorkers
   });
   const done = (async () => {
     try {
-      if (useWebWorkers) await member.entry.getData(sink, { useWebWorkers, checkCrc32: true, checkOverlappingEntry: true, strictness: "strict" });
-      else await inflateRange(member, data, sink);
+      if (inflater === "zip.js") await member.entry.getData(sink, { useWebWorkers: true, checkCrc32: true, checkOverlappingEntry: true, strictness: "strict" });
+      else await inflateRange(member, data, inflater, sink);
     } catch (error) {
       throw toArchiveError(error, member.name, true);
     }
@@ -237,12 +243,12 @@ function inflateMember(member: ZipMember, data: Blob | Uint8Array, useWebWorkers
 const INFLATE_PIECE_BYTES = 1 << 20;
 
 /** Inflates a deflated member's data (one range of the source) into `sink`, checking its CRC-32. */
-async function inflateRange(member: ZipMember, data: Blob | Uint8Array, sink: WritableStream<Uint8Array>): Promise<void> {
+async function inflateRange(member: ZipMember, data: Blob | Uint8Array, inflateRaw: InflateRaw, sink: WritableStream<Uint8Array>): Promise<void> {
   const { entry, name } = member;
   await entry.getData(new WritableStream(), { checkOverlappingEntryOnly: true, strictness: "strict" });
   const compressed = await storedRange(member, data);
   const crc = await crc32Incremental();
-  const inflater = new DecompressionStream("deflate-raw");
+  const inflater = inflateRaw();
   const input = inflater.writable.getWriter();
   const output = inflater.readable.getReader();
   const writer = sink.getWriter();

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdir, mkdtemp, readFile, readdir, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readFile, readdir, readlink, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
 import { describePortConformance, expectStorageError, pseudoRandomBytes } from "../shared/port-conformance.js";
 
@@ -47,6 +47,37 @@ describe("nodeFsStorage with real files", () => {
   afterEach(async () => {
     await port.close();
     await rm(root, { recursive: true, force: true });
+  });
+
+  it("a write is durable with every directory it made; a sync after it has nothing left to do, one after an append fsyncs", async () => {
+    // Every fsync goes through FileHandle.sync: count what each call fsyncs, by path.
+    const probe = await open(root, "r");
+    const prototype = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    const synced: string[] = [];
+    const real = prototype.sync;
+    const spy = vi.spyOn(prototype, "sync").mockImplementation(async function (this: { fd: number }) {
+      synced.push(path.relative(root, await readlink(`/proc/self/fd/${this.fd}`)) || ".");
+      return real.call(this);
+    });
+    try {
+      await port.write("sessions/--work--/s.jsonl", encoder.encode('{"a":1}\n'));
+      // The file (as its temp name), its directory, and the directories made for it in their parents.
+      expect(new Set(synced.filter((p) => !p.includes(".tmp")))).toEqual(new Set(["sessions/--work--", "sessions", "."]));
+      expect(synced.filter((p) => p.includes(".tmp"))).toHaveLength(1);
+      synced.length = 0;
+      await port.sync!("sessions/--work--/s.jsonl");
+      expect(synced).toEqual([]);
+      await port.append("sessions/--work--/s.jsonl", encoder.encode('{"b":2}\n'));
+      await port.sync!("sessions/--work--/s.jsonl");
+      expect(synced).toEqual(["sessions/--work--/s.jsonl"]);
+      synced.length = 0;
+      // Into a directory that exists: the file and its directory only.
+      await port.write("sessions/--work--/t.jsonl", encoder.encode('{"c":3}\n'));
+      expect(synced.filter((p) => !p.includes(".tmp"))).toEqual(["sessions/--work--"]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("stores each path as a plain file below root, both ways", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
 import { ArchiveError, importArchive, verifyArchive, type ArchiveErrorCode, type ArchiveLimits } from "../../../src/archive/index.js";
 import { SessionManager } from "../../../src/index.js";
+import { nodeArchiveCodecs } from "../../../adapters/node-fs/index.js";
 import { bytesOf, editManifest, patchField, patchUnixMode, rebuildZip, renameMember, zipBytes, zipMembers, type FixtureEntry } from "../../shared/zip-fixtures.js";
 import { assistant, exportToBytes, listing, noise, sha256, tempStore, user, type ListedFile, type TempStore } from "./helpers.js";
 
@@ -242,11 +243,15 @@ const cases: HostileCase[] = [
   },
 ];
 
-describe("hostile archives", () => {
+// The core's web codecs (DecompressionStream, hash-wasm), and Node's that the CLI passes.
+describe.each([
+  ["web codecs", {}],
+  ["node-fs's nodeArchiveCodecs", nodeArchiveCodecs],
+])("hostile archives (%s)", (_codecs, codecs) => {
   for (const hostile of cases) {
     it(`${hostile.name} → ${hostile.code}`, async () => {
       const bytes = await hostile.build();
-      const options = hostile.limits ? { limits: hostile.limits } : {};
+      const options = { ...codecs, ...(hostile.limits ? { limits: hostile.limits } : {}) };
       const error = await importArchive(target.storage, bytes, options).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ArchiveError);
       const archiveError = error as ArchiveError;

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
 import { memoryStorage } from "../../../adapters/memory/index.js";
+import { nodeArchiveCodecs } from "../../../adapters/node-fs/index.js";
 import { importArchive, isArchiveError } from "../../../src/archive/index.js";
 import { SessionManager, type StoragePort } from "../../../src/index.js";
 import { exportToBytes } from "../archive/helpers.js";
@@ -103,12 +104,13 @@ afterAll(async () => {
 describe(`archive import properties (fast-check, seed ${SEED})`, () => {
   it("a mutated archive is refused with an ArchiveError and the store unchanged, or imports exactly the original content", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (changes) => {
+      // With the core's web codecs or Node's (node-fs's nodeArchiveCodecs, as the CLI imports).
+      fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), fc.boolean(), async (changes, nodeCodecs) => {
         const mutated = changes.reduce(mutate, archive);
         const storage = await existingStore();
         const before = await snapshot(storage);
         try {
-          await importArchive(storage, mutated);
+          await importArchive(storage, mutated, nodeCodecs ? nodeArchiveCodecs : {});
         } catch (error) {
           if (!isArchiveError(error)) throw error;
           expect(await snapshot(storage)).toEqual(before);
