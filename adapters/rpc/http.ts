@@ -79,6 +79,19 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   let changes = 0;
   /** The range after the last full-length fetched read, fetched ahead (sessions are read front to back). */
   let ahead: { path: string; offset: number; length: number; changes: number; at: number; bytes: Promise<Uint8Array | null> } | undefined;
+  /** Range fetches under way, by change count, path and range: a read of a range already being fetched (ahead, or by a caller reading several ranges at once) waits for that fetch instead of fetching it again. */
+  const fetching = new Map<string, Promise<Uint8Array | null>>();
+  const sharedFetch = (path: string, range: { offset: number; length: number }): Promise<Uint8Array | null> => {
+    const key = `${changes}\n${range.offset}\n${range.length}\n${path}`;
+    const pending = fetching.get(key);
+    // A second reader of the same fetch gets its own copy: a read's bytes are the caller's.
+    if (pending) return pending.then((bytes) => bytes && bytes.slice());
+    const fetched = fetchRange(path, range);
+    fetching.set(key, fetched);
+    const forget = () => fetching.delete(key);
+    fetched.then(forget, forget);
+    return fetched;
+  };
   const fileUrl = (path: string) => apiUrl(options.url, `/api/stores/${encodeURIComponent(options.store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, options.token);
   return Object.assign(client, {
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
@@ -92,10 +105,10 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
       ahead = undefined;
       let bytes = early ? await early.bytes.catch(() => null) : null;
       // A read ahead that came back short was at the end of the file then; the file may have grown.
-      if (bytes === null || bytes.length !== length) bytes = await fetchRange(path, range);
+      if (bytes === null || bytes.length !== length) bytes = await sharedFetch(path, { offset, length });
       if (bytes !== null && bytes.length === length) {
         const next = { offset: offset + length, length };
-        const pending = fetchRange(path, next);
+        const pending = sharedFetch(path, next);
         pending.catch(() => {}); // only used if asked for; a failure then is fetched again
         ahead = { path, ...next, changes, at: Date.now(), bytes: pending };
       }

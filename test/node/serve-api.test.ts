@@ -37,6 +37,34 @@ describe("sessionkit serve's HTTP API", () => {
     expect((await fetch(url("/files/sessions/--p--/missing.jsonl"))).status).toBe(404);
   });
 
+  it("a range being fetched already (read ahead) is not fetched again by a read asking for it; each reader gets its own bytes", async () => {
+    const piece = 300 << 10; // above the size httpStorage reads over the rpc instead of fetching
+    const bytes = new Uint8Array(3 * piece).map((_, i) => (i * 7 + 3) & 0xff);
+    await writeFile(join(served.root, "sessions", "--p--", "big.jsonl"), bytes);
+    const client = served.client();
+    const ranges: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((input: string | URL | Request, init?: RequestInit) => {
+      if (String(input).includes("/files/")) ranges.push(new Headers(init?.headers).get("range") ?? "whole");
+      return realFetch(input, init);
+    }) as typeof fetch;
+    try {
+      const path = "sessions/--p--/big.jsonl";
+      expect(await client.read(path, { offset: 0, length: piece })).toEqual(bytes.subarray(0, piece));
+      // The read of the first range fetched the second ahead; two readers ask for it at once (as
+      // the lazy open reads several ranges ahead).
+      const [first, second] = await Promise.all([client.read(path, { offset: piece, length: piece }), client.read(path, { offset: piece, length: piece })]);
+      expect(first).toEqual(bytes.subarray(piece, 2 * piece));
+      expect(second).toEqual(first);
+      expect(second).not.toBe(first);
+      const secondRange = `bytes=${piece}-${2 * piece - 1}`;
+      expect(ranges.filter((range) => range === secondRange)).toHaveLength(1);
+    } finally {
+      globalThis.fetch = realFetch;
+      await client.close();
+    }
+  });
+
   it("POST …/rpc answers one request (or a batch) in a frame", async () => {
     const response = await fetch(url("/rpc"), {
       method: "POST",
