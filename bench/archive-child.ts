@@ -21,7 +21,7 @@ export async function exportToFile(root: string, sessionPath: string, out: strin
   const storage = nodeFsStorage({ root });
   try {
     const sink = Writable.toWeb(createWriteStream(out)) as WritableStream<Uint8Array>;
-    return await exportArchive(storage, [sessionPath], sink);
+    return await exportArchive(storage, [sessionPath], sink, nodeArchiveCodecs);
   } finally {
     await storage.close();
   }

@@ -291,10 +291,11 @@ async function benchExport(data: ArchiveData, runs: number, ours: string, peer: 
         targetRatioToZip: EXPORT_TARGET_RATIO,
       },
       note:
-        "ours: `exportArchive(nodeFsStorage, [session], Writable.toWeb(fs.createWriteStream(file)))` in this process " +
-        "(a single session is read once: hashed on the thread pool while its lines are checked for the manifest, then deflated; every blob re-hashed); " +
+        "ours: `exportArchive(nodeFsStorage, [session], Writable.toWeb(fs.createWriteStream(file)), nodeArchiveCodecs)` in this process, as the CLI exports " +
+        "(a single session is read once: hashed with node:crypto while its lines are checked for the manifest, then deflated at zlib's default level 6 " +
+        "in 4 MiB pieces at once on the thread pool (`nodeDeflateSession`); every blob re-hashed, 4 read ahead of the one written); " +
         `peer: \`zip -q -D -n ${STORE_SUFFIXES} out.zip <session.jsonl> blobs/…\` in the store dir, one invocation: ` +
-        "the blobs (names end in a hex digit) stored, the .jsonl deflated at zip's default level 6, as zip.js deflates ours; checked with zipinfo",
+        "the blobs (names end in a hex digit) stored, the .jsonl deflated at zip's default level 6, as ours; checked with zipinfo",
     },
     {
       name: "archive size, ours vs `zip -q`",
@@ -368,7 +369,7 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
       },
       note:
         "ours: `importArchive(nodeFsStorage(empty dir), await fs.openAsBlob(archive), nodeArchiveCodecs)` in this process, as the CLI imports " +
-        "(zlib inflating in 1 MiB pieces, node:crypto's SHA-256 for the session): every member inflated and checked " +
+        "(zlib inflating in 512 KiB pieces, node:crypto's SHA-256 for the session): every member inflated and checked " +
         "(CRC-32, sha256 of each blob and of the session, the session parsed) before anything is written — blobs read as ranges of the file 4 at a time " +
         "while the session is parsed line by line and hashed as it inflates — then each file written atomically, 8 at a time " +
         "(temp file, fsync, rename, directory fsync, and the parents of directories it made); peer: `unzip -q archive -d <empty dir>` then coreutils `sync <each extracted file and dir>` " +
@@ -403,7 +404,7 @@ async function benchImportFloor(data: ArchiveData, runs: number, archive: string
     {
       key: "inflate",
       name: `inflate the session member (${megabytes(compressed.length)} → ${megabytes(session.length)})`,
-      note: "node-fs's `nodeInflateRaw` (zlib, 1 MiB pieces), as the import is given it here and by the CLI, into one buffer",
+      note: "node-fs's `nodeInflateRaw` (zlib, 512 KiB pieces), as the import is given it here and by the CLI, into one buffer",
       run: async () => {
         const out = new Uint8Array(session.length);
         let at = 0;

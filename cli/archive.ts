@@ -95,7 +95,7 @@ export async function exportCommand(run: Run): Promise<number> {
     let summary: ExportSummary;
     try {
       const sink = Writable.toWeb(file) as WritableStream<Uint8Array>;
-      summary = await exportArchive(view.storage, specs, sink, { includeBlobs: run.args.blobs, onProgress: progress.onProgress });
+      summary = await exportArchive(view.storage, specs, sink, { includeBlobs: run.args.blobs, onProgress: progress.onProgress, ...nodeArchiveCodecs });
       await rename(temp, output);
     } catch (error) {
       await closed(file);

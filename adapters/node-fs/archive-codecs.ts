@@ -9,12 +9,20 @@
  *   about 0.2 s instead of 0.18 s.
  * - SHA-256 of the member as it inflates: hash-wasm 150–160 ms, node:crypto (OpenSSL, SHA-NI
  *   where the CPU has it) 28 ms. `crypto.subtle` is as fast but copies its whole input.
+ * - deflate (export) of that session: one zlib stream 1,339 ms (zip.js's CompressionStream is one
+ *   stream too); 4 MiB pieces deflated on the thread pool at once, 690 ms on 2 cores, the same size
+ *   to 0.001 % (each piece primed with the 32 KiB before it, as pigz does).
  */
 import { createHash } from "node:crypto";
 import { Duplex } from "node:stream";
+import { promisify } from "node:util";
 import zlib from "node:zlib";
 
 const PIECE_BYTES = 1 << 19;
+const DEFLATE_PIECE_BYTES = 4 << 20;
+/** Deflate's window: what a piece may refer back to. */
+const WINDOW_BYTES = 32 << 10;
+const deflateRaw = promisify(zlib.deflateRaw);
 
 /** A raw-deflate decompressor (`DecompressionStream("deflate-raw")`'s job) on Node's zlib. */
 export function nodeInflateRaw(): ReadableWritablePair<Uint8Array, Uint8Array<ArrayBuffer>> {
@@ -30,5 +38,24 @@ export function nodeSha256(): { update(data: Uint8Array): void; hex(): string } 
   };
 }
 
-/** Both, as the archive options take them: `importArchive(storage, source, { ...nodeArchiveCodecs })`. */
-export const nodeArchiveCodecs = { inflateRaw: nodeInflateRaw, sha256: nodeSha256 };
+/**
+ * Raw deflate of a whole member (`exportArchive`'s `deflateSession`), its pieces compressed in
+ * parallel on zlib's thread pool. Every piece but the last ends on a sync flush (byte-aligned, not
+ * final), so the pieces in order are one valid deflate stream.
+ */
+export async function nodeDeflateSession(bytes: Uint8Array): Promise<Buffer[]> {
+  const pieces: Promise<Buffer>[] = [];
+  for (let start = 0; start < bytes.length || start === 0; start += DEFLATE_PIECE_BYTES) {
+    const end = Math.min(bytes.length, start + DEFLATE_PIECE_BYTES);
+    const options: zlib.ZlibOptions = { finishFlush: end === bytes.length ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH };
+    if (start > 0) options.dictionary = bytes.subarray(Math.max(0, start - WINDOW_BYTES), start);
+    pieces.push(deflateRaw(bytes.subarray(start, end), options));
+  }
+  return Promise.all(pieces);
+}
+
+/**
+ * Node's codecs, as the archive options take them: `importArchive(storage, source, { ...nodeArchiveCodecs })`,
+ * `exportArchive(storage, sessions, sink, { ...nodeArchiveCodecs })`.
+ */
+export const nodeArchiveCodecs = { inflateRaw: nodeInflateRaw, sha256: nodeSha256, deflateSession: nodeDeflateSession };

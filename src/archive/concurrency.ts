@@ -37,3 +37,28 @@ export async function forEachInOrder<T, R>(
     }
   }
 }
+
+/**
+ * The results of `work` on every item, in item order, with up to `limit` items started ahead of
+ * the one the caller is at (so their I/O overlaps the caller's work on it). When the caller stops
+ * or a work fails, the work under way is waited for before the generator returns or throws.
+ */
+export async function* inOrderAhead<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): AsyncGenerator<R, void, undefined> {
+  const pending: Promise<R>[] = [];
+  let next = 0;
+  try {
+    for (;;) {
+      while (next < items.length && pending.length < limit) {
+        const promise = work(items[next]!, next++);
+        // Awaited in its turn; this only keeps a failure that comes first from being unhandled.
+        promise.catch(() => {});
+        pending.push(promise);
+      }
+      const first = pending.shift();
+      if (!first) return;
+      yield await first;
+    }
+  } finally {
+    await Promise.allSettled(pending);
+  }
+}

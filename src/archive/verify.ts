@@ -3,11 +3,10 @@
  * manifest against the members, every blob re-hashed, every session parsed.
  */
 import type { SessionDialect } from "../format/dialect.js";
-import { sha256Hex } from "../blobs/blob-store.js";
 import { CURRENT_SESSION_VERSION, type SessionHeader } from "../format/types.js";
 import { forEachInOrder } from "./concurrency.js";
 import { ArchiveError } from "./errors.js";
-import { sha256Incremental, type IncrementalHash } from "./hashes.js";
+import { sha256Incremental, sha256Of, type NewSha256 } from "./hashes.js";
 import { resolveLimits, type ArchiveLimits } from "./limits.js";
 import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type ArchiveManifest, type ManifestSession } from "./manifest.js";
 import { countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
@@ -35,10 +34,12 @@ export interface ReadArchiveOptions {
    */
   inflateRaw?: InflateRaw;
   /**
-   * Makes the incremental SHA-256 a session is hashed with as it inflates; default hash-wasm's
-   * (hashes.ts). Node's node:crypto is ~5× faster: node-fs's `nodeSha256`.
+   * Makes the incremental SHA-256 a session is hashed with as it inflates, and blobs whole;
+   * default hash-wasm's (hashes.ts) for sessions, crypto.subtle (off the main thread, but it
+   * copies its input) for blobs. Node's node:crypto is ~5× faster than hash-wasm and hashes in
+   * place: node-fs's `nodeSha256`.
    */
-  sha256?: () => IncrementalHash | Promise<IncrementalHash>;
+  sha256?: NewSha256;
 }
 
 export interface VerifiedSession {
@@ -127,7 +128,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     async (blob) => {
       const name = blobMemberName(blob.hash);
       const bytes = await zip.read(zip.byName.get(name)!);
-      const actual = await sha256Hex(bytes);
+      const actual = await sha256Of(bytes, options.sha256);
       if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the bytes hash to ${actual}, not to the blob's name`, { member: name });
       return name;
     },
@@ -153,7 +154,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     async readVerified(name) {
       const hit = cache.get(name);
       if (hit) return hit;
-      const { bytes, sha256 } = await readHashed(zip, zip.byName.get(name)!, newSha256);
+      const { bytes, sha256 } = await readHashed(zip, zip.byName.get(name)!, newSha256, options.sha256);
       if (sha256 !== expected.get(name)) throw new ArchiveError("manifest-mismatch", "the member changed after it was verified", { member: name });
       return bytes;
     },
@@ -203,12 +204,12 @@ function cachePlan(manifest: ArchiveManifest, zip: OpenedZip): Set<string> {
 /**
  * A verified member's bytes read again, and their sha256. A deflated member is inflated (every
  * check again) and hashed as it inflates (hashes.ts: no second copy of it in memory); a stored
- * one is its range of the source again, hashed by crypto.subtle.
+ * one is its range of the source again, hashed whole (by `storedSha256`, else crypto.subtle).
  */
-async function readHashed(zip: OpenedZip, member: ZipMember, newSha256: () => IncrementalHash | Promise<IncrementalHash>): Promise<{ bytes: Uint8Array; sha256: string }> {
+async function readHashed(zip: OpenedZip, member: ZipMember, newSha256: NewSha256, storedSha256: NewSha256 | undefined): Promise<{ bytes: Uint8Array; sha256: string }> {
   if (member.entry.compressionMethod === 0) {
     const bytes = await zip.readStoredAgain(member);
-    return { bytes, sha256: await sha256Hex(bytes) };
+    return { bytes, sha256: await sha256Of(bytes, storedSha256) };
   }
   const hash = await newSha256();
   const bytes = await zip.inflate(member, (chunk) => hash.update(chunk)).done;
@@ -224,7 +225,7 @@ async function verifySession(
   zip: OpenedZip,
   entry: ManifestSession,
   limits: ArchiveLimits,
-  newSha256: () => IncrementalHash | Promise<IncrementalHash>,
+  newSha256: NewSha256,
 ): Promise<SessionScan & { bytes: Uint8Array }> {
   const member = entry.path;
   // Hashed as it inflates: crypto.subtle would copy the whole member while the scan runs.

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { crc32 as zlibCrc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
-import { forEachInOrder } from "../../../src/archive/concurrency.js";
+import { forEachInOrder, inOrderAhead } from "../../../src/archive/concurrency.js";
 import { resolveLimits } from "../../../src/archive/limits.js";
 import { openZip } from "../../../src/archive/zip-read.js";
 import { crc32, crc32Incremental, sha256Incremental } from "../../../src/archive/hashes.js";
@@ -141,6 +141,58 @@ describe("forEachInOrder", () => {
     expect(started).toEqual([0, 1, 2, 3]);
     // Item 3 was under way when 1 failed: it finished before the failure was thrown.
     expect(finished).toEqual([0, 3]);
+  });
+});
+
+describe("inOrderAhead", () => {
+  const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("yields results in item order, with at most `limit` items worked on while the caller holds one", async () => {
+    let running = 0;
+    let most = 0;
+    const seen: number[] = [];
+    for await (const index of inOrderAhead([30, 5, 20, 1, 15, 2, 8], 3, async (ms, index) => {
+      running++;
+      most = Math.max(most, running);
+      await delay(ms);
+      running--;
+      return index;
+    })) {
+      seen.push(index);
+      await delay(3);
+    }
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(most).toBe(3);
+  });
+
+  it("throws the first failure in item order after the work under way is done", async () => {
+    const finished: number[] = [];
+    const seen: number[] = [];
+    const error = await (async () => {
+      for await (const index of inOrderAhead([0, 1, 2, 3, 4], 3, async (index) => {
+        await delay(index === 1 ? 5 : 30);
+        if (index === 1) throw new Error("one");
+        finished.push(index);
+        return index;
+      })) seen.push(index);
+    })().catch((e: unknown) => e);
+    expect((error as Error).message).toBe("one");
+    expect(seen).toEqual([0]);
+    // Item 2 was under way when 1 failed; item 3 started when 0 was handed over.
+    expect(finished.sort()).toEqual([0, 2, 3]);
+  });
+
+  it("waits for the work under way when the caller stops early", async () => {
+    const finished: number[] = [];
+    for await (const index of inOrderAhead([0, 1, 2, 3], 2, async (index) => {
+      await delay(10);
+      finished.push(index);
+      return index;
+    })) {
+      if (index === 0) break;
+    }
+    // Item 1 was under way (2 and 3 not started): it finished before the loop ended.
+    expect(finished.sort()).toEqual([0, 1]);
   });
 });
 
