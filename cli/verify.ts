@@ -1,7 +1,6 @@
 /**
  * `verify`: everything wrong with a session file, each with its line number, read-only.
  */
-import nodePath from "node:path";
 import { BlobStore, collectBlobRefs, dialectName, headerVersion, parseBlobRef, readSessionFile, type LineProblem, type SessionDialect } from "../src/index.js";
 import { CliError } from "./errors.js";
 import { asCliError, type SessionFileRef } from "./store.js";

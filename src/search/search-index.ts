@@ -10,7 +10,7 @@
  * the entry's line, read back from the session file.
  */
 import type { DirListing } from "../session/listing.js";
-import { decode, dialectOfLine, isUnchanged, readSince, type ReadPoint } from "../session/file-resume.js";
+import { dialectOfLine, isUnchanged, readSince, type ReadPoint } from "../session/file-resume.js";
 import { cwdKey } from "../session/paths.js";
 import { joinPath, type StoragePort } from "../port.js";
 import { databaseBytes, databaseFromBytes, emptyDatabase, type Database } from "./sqlite.js";

@@ -72,7 +72,6 @@ export async function editManifest(zip: Uint8Array | Blob, edit: (manifest: any)
 // --- byte patching ---------------------------------------------------------
 
 const CENTRAL = 0x02014b50;
-const LOCAL = 0x04034b50;
 const DESCRIPTOR = 0x08074b50;
 const END = 0x06054b50;
 
