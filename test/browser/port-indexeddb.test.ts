@@ -1,6 +1,6 @@
 import { openDB } from "idb";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { CHUNK_BYTES, TAIL_MERGE_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
+import { CHUNK_BYTES, MERGE_IDLE_MS, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, indexedDbStorage, type FileMeta, type IndexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { SessionManager } from "../../src/index.js";
 import { isStorageError } from "../../src/port.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
@@ -8,6 +8,13 @@ import { describePortConformance } from "../shared/port-conformance.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
 
 const text = (s: string) => new TextEncoder().encode(s);
+
+/** Bytes that do not compress (getRandomValues fills at most 64 KiB per call). */
+function randomBytes(length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  for (let at = 0; at < length; at += 65536) crypto.getRandomValues(out.subarray(at, at + 65536));
+  return out;
+}
 const decode = (bytes: Uint8Array | null) => (bytes === null ? null : new TextDecoder().decode(bytes));
 
 const dbNameOfPort = new Map<IndexedDbStorage, string>();
@@ -91,26 +98,88 @@ describe("indexeddb adapter", () => {
     expect(decode(await port.read("s"))).toBe("ab");
   });
 
-  it("small appends add a record each; the trailing ones merge into one before they pass 64 KiB; large appends add their own", async () => {
-    const port = freshPort();
-    const KiB = 1024;
-    const part = (letter: string) => new Uint8Array(20 * KiB).fill(letter.charCodeAt(0));
-    for (const letter of "abc") await port.append("s", part(letter));
-    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, 20 * KiB, 40 * KiB]);
+  it("small appends add a record each; once the file is idle, a tail of 64 KiB or more merges into one; large appends add their own", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const port = freshPort();
+      const KiB = 1024;
+      const part = (letter: string) => new Uint8Array(20 * KiB).fill(letter.charCodeAt(0));
+      for (const letter of "abcd") await port.append("s", part(letter));
+      // 80 KiB of small records: due for merging, but not on the appends' way.
+      let { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
+      expect(chunkKeys.map((key) => key[1])).toEqual([0, 20 * KiB, 40 * KiB, 60 * KiB]);
+      expect(meta).toMatchObject({ size: 80 * KiB, chunkCount: 4, tailOffset: 0 });
 
-    await port.append("s", part("d")); // 80 KiB of small records would pass 64 KiB: a, b, c merge
-    let { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
-    expect(chunkKeys.map((key) => key[1])).toEqual([0, 60 * KiB]);
-    expect(meta).toMatchObject({ size: 80 * KiB, chunkCount: 2, lastChunkOffset: 60 * KiB, tailOffset: 60 * KiB });
+      vi.advanceTimersByTime(MERGE_IDLE_MS - 1);
+      await port.read("s"); // ordered after any transaction the timers started
+      expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(4);
+      vi.advanceTimersByTime(1);
+      await port.read("s");
+      ({ chunkKeys, meta } = await rawRecords(dbNameOf(port), "s"));
+      expect(chunkKeys.map((key) => key[1])).toEqual([0]);
+      expect(meta).toMatchObject({ size: 80 * KiB, chunkCount: 1, lastChunkOffset: 0, tailOffset: 80 * KiB });
 
-    await port.append("s", new Uint8Array(TAIL_MERGE_BYTES).fill(66)); // large: a record of its own
-    await port.append("s", text("five\n")); // starts a new tail
-    ({ chunkKeys, meta } = await rawRecords(dbNameOf(port), "s"));
-    expect(chunkKeys.map((key) => key[1])).toEqual([0, 60 * KiB, 80 * KiB, 80 * KiB + TAIL_MERGE_BYTES]);
-    expect(meta).toMatchObject({ size: 80 * KiB + TAIL_MERGE_BYTES + 5, chunkCount: 4, tailOffset: 80 * KiB + TAIL_MERGE_BYTES });
-    expect(decode(await port.read("s", { offset: 80 * KiB + TAIL_MERGE_BYTES - 2 }))).toBe("BBfive\n");
-    expect(decode(await port.read("s", { offset: 20 * KiB - 1, length: 2 }))).toBe("ab");
-    expect(decode(await port.read("s", { offset: 60 * KiB - 1, length: 2 }))).toBe("cd");
+      await port.append("s", new Uint8Array(TAIL_MERGE_BYTES).fill(66)); // large: a record of its own
+      await port.append("s", text("five\n")); // starts a new tail
+      ({ chunkKeys, meta } = await rawRecords(dbNameOf(port), "s"));
+      expect(chunkKeys.map((key) => key[1])).toEqual([0, 80 * KiB, 80 * KiB + TAIL_MERGE_BYTES]);
+      expect(meta).toMatchObject({ size: 80 * KiB + TAIL_MERGE_BYTES + 5, chunkCount: 3, tailOffset: 80 * KiB + TAIL_MERGE_BYTES });
+      expect(decode(await port.read("s", { offset: 80 * KiB + TAIL_MERGE_BYTES - 2 }))).toBe("BBfive\n");
+      expect(decode(await port.read("s", { offset: 20 * KiB - 1, length: 2 }))).toBe("ab");
+      expect(decode(await port.read("s", { offset: 60 * KiB - 1, length: 2 }))).toBe("cd");
+      // A 5-byte tail is not due: the timers start nothing.
+      vi.advanceTimersByTime(10 * MERGE_IDLE_MS);
+      await port.read("s");
+      expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a writer that keeps writing puts the merge off; close runs it", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const port = freshPort();
+      for (let i = 0; i < 6; i++) {
+        await port.append("s", new Uint8Array(30 << 10).fill(97 + i));
+        vi.advanceTimersByTime(MERGE_IDLE_MS / 2);
+        await port.read("s", { offset: 0, length: 1 });
+      }
+      expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(6);
+      await port.close();
+      const { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
+      expect(chunkKeys.map((key) => key[1])).toEqual([0]);
+      expect(meta).toMatchObject({ size: 180 << 10, chunkCount: 1, tailOffset: 180 << 10 });
+      const reopened = freshPort(dbNameOf(port));
+      const bytes = (await reopened.read("s"))!;
+      expect(bytes.length).toBe(180 << 10);
+      expect([0, 1, 2, 3, 4, 5].map((i) => bytes[i * (30 << 10)])).toEqual([97, 98, 99, 100, 101, 102]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("an append merges the tail itself before it would pass TAIL_LIMIT_BYTES, into records of at most CHUNK_BYTES", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const port = freshPort();
+      const piece = TAIL_MERGE_BYTES - 4096; // small: a record each
+      const fits = Math.floor(TAIL_LIMIT_BYTES / piece);
+      for (let i = 0; i < fits; i++) await port.append("s", new Uint8Array(piece).fill(i % 251));
+      expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(fits);
+      await port.append("s", new Uint8Array(piece).fill(252)); // would pass the limit
+      const { chunkKeys, meta } = await rawRecords(dbNameOf(port), "s");
+      const merged = fits * piece;
+      const expected = Array.from({ length: Math.ceil(merged / CHUNK_BYTES) }, (_, i) => i * CHUNK_BYTES);
+      expect(chunkKeys.map((key) => key[1])).toEqual([...expected, merged]);
+      expect(meta).toMatchObject({ size: merged + piece, chunkCount: expected.length + 1, lastChunkOffset: merged, tailOffset: merged });
+      const bytes = (await port.read("s"))!;
+      expect(bytes.length).toBe(merged + piece);
+      for (let i = 0; i < fits; i += 37) expect(bytes[i * piece + 17]).toBe(i % 251);
+      expect(bytes[merged]).toBe(252);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("uses relaxed transactions, and a strict one for sync", async () => {
@@ -229,23 +298,32 @@ describe("indexeddb adapter", () => {
   });
 
   it("merges trailing records it wrote itself without reading them back; a new port reads them", async () => {
-    const port = freshPort();
-    const lock = await port.acquireLock("s");
-    const KiB = 1024;
-    const part = (letter: string) => new Uint8Array(20 * KiB).fill(letter.charCodeAt(0));
-    const getAll = vi.spyOn(IDBObjectStore.prototype, "getAll");
-    for (const letter of "abcd") await port.append("s", part(letter)); // d: a, b, c merge
-    expect(getAll).not.toHaveBeenCalled();
-    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, 60 * KiB]);
-    await lock.release();
-    await port.close();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const port = freshPort();
+      const lock = await port.acquireLock("s");
+      const KiB = 1024;
+      const part = (letter: string) => new Uint8Array(20 * KiB).fill(letter.charCodeAt(0));
+      const getAll = vi.spyOn(IDBObjectStore.prototype, "getAll");
+      for (const letter of "abcd") await port.append("s", part(letter));
+      vi.advanceTimersByTime(MERGE_IDLE_MS);
+      await port.stat("s"); // ordered after the merge
+      expect(getAll).not.toHaveBeenCalled();
+      expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0]);
+      await lock.release();
+      await port.close();
 
-    const reopened = freshPort(dbNameOf(port));
-    for (const letter of "efg") await reopened.append("s", part(letter)); // g: d, e, f merge, read from the store
-    expect(getAll.mock.calls.filter(([range]) => range instanceof IDBKeyRange)).toHaveLength(1);
-    const expected = "abcdefg".split("").map((letter) => letter.repeat(20 * KiB)).join("");
-    expect(decode(await reopened.read("s"))).toBe(expected);
-    expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, 60 * KiB, 120 * KiB]);
+      const reopened = freshPort(dbNameOf(port));
+      for (const letter of "efgh") await reopened.append("s", part(letter)); // built on the stored metadata
+      vi.advanceTimersByTime(MERGE_IDLE_MS);
+      await reopened.stat("s");
+      expect(getAll.mock.calls.filter(([range]) => range instanceof IDBKeyRange)).toHaveLength(1);
+      const expected = "abcdefgh".split("").map((letter) => letter.repeat(20 * KiB)).join("");
+      expect(decode(await reopened.read("s"))).toBe(expected);
+      expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, 80 * KiB]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("group commit: flushes of several sessions issued while a transaction commits share the next one", async () => {
@@ -330,7 +408,9 @@ describe("indexeddb adapter", () => {
     const port = freshPort(`sessionkit-test-${crypto.randomUUID()}`, bucket.indexedDB);
     try {
       await port.write("s.jsonl", text("kept\n"));
-      const tooBig = new Uint8Array(8 << 20).fill(7);
+      // Random: Chromium compresses IndexedDB values (since about version 150), and 8 MiB of one
+      // byte value would fit the bucket.
+      const tooBig = randomBytes(8 << 20);
       await expect(port.write("s.jsonl", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
       await expect(port.write("new.bin", tooBig)).rejects.toSatisfy((error) => isStorageError(error, "quota"));
       expect(await port.stat("new.bin")).toBeNull();
