@@ -34,10 +34,10 @@ export interface ReadArchiveOptions {
    */
   inflateRaw?: InflateRaw;
   /**
-   * Makes the incremental SHA-256 a session is hashed with as it inflates, and blobs whole;
-   * default hash-wasm's (hashes.ts) for sessions, crypto.subtle (off the main thread, but it
-   * copies its input) for blobs. Node's node:crypto is ~5× faster than hash-wasm and hashes in
-   * place: node-fs's `nodeSha256`.
+   * Makes the incremental SHA-256 a session is hashed with as it inflates; default hash-wasm's
+   * (hashes.ts). Node's node:crypto is ~5× faster: node-fs's `nodeSha256`. Blobs are hashed by
+   * crypto.subtle, off the main thread, which the session's checks keep busy (an import with
+   * node:crypto hashing the blobs there: +40 ms of 900).
    */
   sha256?: NewSha256;
 }
@@ -128,7 +128,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     async (blob) => {
       const name = blobMemberName(blob.hash);
       const bytes = await zip.read(zip.byName.get(name)!);
-      const actual = await sha256Of(bytes, options.sha256);
+      const actual = await sha256Of(bytes);
       if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the bytes hash to ${actual}, not to the blob's name`, { member: name });
       return name;
     },
@@ -154,7 +154,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     async readVerified(name) {
       const hit = cache.get(name);
       if (hit) return hit;
-      const { bytes, sha256 } = await readHashed(zip, zip.byName.get(name)!, newSha256, options.sha256);
+      const { bytes, sha256 } = await readHashed(zip, zip.byName.get(name)!, newSha256);
       if (sha256 !== expected.get(name)) throw new ArchiveError("manifest-mismatch", "the member changed after it was verified", { member: name });
       return bytes;
     },
@@ -204,12 +204,12 @@ function cachePlan(manifest: ArchiveManifest, zip: OpenedZip): Set<string> {
 /**
  * A verified member's bytes read again, and their sha256. A deflated member is inflated (every
  * check again) and hashed as it inflates (hashes.ts: no second copy of it in memory); a stored
- * one is its range of the source again, hashed whole (by `storedSha256`, else crypto.subtle).
+ * one is its range of the source again, hashed by crypto.subtle (off the main thread).
  */
-async function readHashed(zip: OpenedZip, member: ZipMember, newSha256: NewSha256, storedSha256: NewSha256 | undefined): Promise<{ bytes: Uint8Array; sha256: string }> {
+async function readHashed(zip: OpenedZip, member: ZipMember, newSha256: NewSha256): Promise<{ bytes: Uint8Array; sha256: string }> {
   if (member.entry.compressionMethod === 0) {
     const bytes = await zip.readStoredAgain(member);
-    return { bytes, sha256: await sha256Of(bytes, storedSha256) };
+    return { bytes, sha256: await sha256Of(bytes) };
   }
   const hash = await newSha256();
   const bytes = await zip.inflate(member, (chunk) => hash.update(chunk)).done;
