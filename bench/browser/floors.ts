@@ -2,6 +2,7 @@
  * Floors: what the bare browser primitives cost per flush on this machine, under the same load as
  * the bench, so the bench can tell sessionkit's overhead from the platform's.
  */
+import { floorPieces } from "./workload.js";
 
 export interface IdbFloor {
   /** One relaxed readwrite transaction putting a chunk and a metadata record. */
@@ -40,17 +41,18 @@ function done(tx: IDBTransaction): Promise<void> {
 
 /**
  * The appends' IndexedDB floor: `flushes` strict readwrite transactions, one after the other, each
- * adding a `bytes` chunk record and putting a metadata record (raw IndexedDB, committed at once):
- * one strict transaction per flush, what a durable flush cannot do with less. Total ms.
+ * adding a `bytes` chunk record of session text (floorPieces) and putting a metadata record (raw
+ * IndexedDB, committed at once): one strict transaction per flush, what a durable flush cannot do
+ * with less. Total ms.
  */
 export async function idbFlushFloor(dbName: string, flushes: number, bytes: number): Promise<number> {
   const db = await openFloorDatabase(dbName);
-  const chunk = new Uint8Array(bytes).fill(0x61);
+  const pieces = floorPieces(flushes, bytes);
   try {
     const start = performance.now();
     for (let i = 0, offset = 0; i < flushes; i++, offset += bytes) {
       const tx = db.transaction(["files", "chunks"], "readwrite", { durability: "strict" });
-      tx.objectStore("chunks").add(chunk, ["floor", offset]);
+      tx.objectStore("chunks").add(pieces[i]!, ["floor", offset]);
       tx.objectStore("files").put({ path: "floor", size: offset + bytes });
       tx.commit();
       await done(tx);
@@ -76,7 +78,7 @@ function openFloorDatabase(dbName: string): Promise<IDBDatabase> {
 /** Per-iteration times of raw IndexedDB transactions (no idb, no sessionkit), `iterations` each. */
 export async function idbFloor(dbName: string, iterations: number, bytes: number): Promise<IdbFloor> {
   const db = await openFloorDatabase(dbName);
-  const chunk = new Uint8Array(bytes).fill(0x61);
+  const [chunk] = floorPieces(1, bytes) as [Uint8Array];
   let offset = 0;
   const put = (durability: "relaxed" | "strict", withChunk: boolean) => {
     const tx = db.transaction(["files", "chunks"], "readwrite", { durability });

@@ -113,6 +113,21 @@ function conversation(seed: number, count: number, sizes: Sizes, first = 0): Age
   return messages;
 }
 
+/**
+ * What the floors write per flush: `flushes` pieces of `bytes` each, cut from the append
+ * workload's messages serialized as JSON lines, each piece on a buffer of its own (as the ports
+ * store theirs). Text, not one repeated byte: Chromium compresses IndexedDB values, so a floor
+ * of a repeated byte would cost the platform less than the session's text does.
+ */
+export function floorPieces(flushes: number, bytes: number): Uint8Array[] {
+  const lines = conversation(7, Math.max(1, Math.ceil((flushes * bytes) / 1000)), APPEND_SIZES).map((message) => JSON.stringify(message));
+  const text = new TextEncoder().encode(lines.join("\n") + "\n");
+  return Array.from({ length: flushes }, (_, i) => {
+    const start = (i * bytes) % Math.max(1, text.length - bytes);
+    return text.slice(start, start + bytes);
+  });
+}
+
 /** Called when a workload's timed window opens and closes (to instrument exactly that window). */
 export interface TimerHooks {
   onStart?(): void;

@@ -6,7 +6,7 @@
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
-import { instrumented, timeAppends } from "../workload.js";
+import { floorPieces, instrumented, timeAppends } from "../workload.js";
 
 export type WorkerTask =
   | { task: "appends"; name: string; count: number; flushEvery: number; breakdown: boolean }
@@ -68,11 +68,11 @@ async function run(task: WorkerTask): Promise<unknown> {
       const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
       const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
       const access = await file.createSyncAccessHandle();
-      const data = new Uint8Array(task.bytes).fill(0x61);
+      const pieces = floorPieces(task.flushes, task.bytes);
       try {
         const start = performance.now();
-        for (let i = 0, at = 0; i < task.flushes; i++, at += data.length) {
-          access.write(data, { at });
+        for (let i = 0, at = 0; i < task.flushes; i++, at += task.bytes) {
+          access.write(pieces[i]!, { at });
           access.flush();
         }
         return performance.now() - start;
