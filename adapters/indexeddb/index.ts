@@ -249,8 +249,8 @@ class IndexedDbPort implements IndexedDbStorage {
   private lastWrite: Promise<void> = Promise.resolve();
   private readonly remembered = new RememberedFiles();
   private readonly changes: BroadcastChanges;
-  /** Per file with a merge due, the timer that runs it once the file is idle. */
-  private readonly mergeTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Per file with a merge due: when this port last wrote it, and the timer that checks for idleness. */
+  private readonly mergesDue = new Map<string, { lastWrite: number; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(
     private readonly factory: IDBFactory | undefined,
@@ -337,30 +337,39 @@ class IndexedDbPort implements IndexedDbStorage {
   }
 
   /**
-   * (Re)arms the idle timer of a file whose trailing small records are due for merging: it fires
-   * once the file has had no write for MERGE_IDLE_MS. A batch still open then (a writer resuming)
-   * puts it off again, so the merge never lands in a flush's transaction.
+   * Notes a committed append to a file. Once its trailing small records are due for merging, a
+   * timer checks for idleness: the merge runs once the file has had no write for MERGE_IDLE_MS
+   * and no batch is open (a writer resuming), so it never lands in a flush's transaction. A write
+   * only updates the time (re-arming a timer per flush cost 18 µs of a flush's ~1.3 ms).
    */
   private scheduleMerge(path: string): void {
-    clearTimeout(this.mergeTimers.get(path));
-    this.mergeTimers.delete(path);
+    const due = this.mergesDue.get(path);
+    if (due) {
+      due.lastWrite = Date.now();
+      return;
+    }
     const meta = this.remembered.get(path)?.meta;
     if (!meta || meta.size - (meta.tailOffset ?? meta.size) < TAIL_MERGE_BYTES) return;
-    const timer = setTimeout(() => {
-      this.mergeTimers.delete(path);
-      if (this.batch) this.scheduleMerge(path);
-      else this.enqueue({ kind: "merge", path }).catch(() => {}); // the records stay as they are
-    }, MERGE_IDLE_MS);
-    this.mergeTimers.set(path, timer);
+    const check = (): void => {
+      const idleFor = Date.now() - entry.lastWrite;
+      if (idleFor < MERGE_IDLE_MS || this.batch) {
+        entry.timer = setTimeout(check, Math.max(1, MERGE_IDLE_MS - idleFor));
+        return;
+      }
+      this.mergesDue.delete(path);
+      this.enqueue({ kind: "merge", path }).catch(() => {}); // the records stay as they are
+    };
+    const entry = { lastWrite: Date.now(), timer: setTimeout(check, MERGE_IDLE_MS) };
+    this.mergesDue.set(path, entry);
   }
 
   /** Closes the connection once issued operations (and due merges) are done; a later call reopens it. */
   async close(): Promise<void> {
-    const merges = [...this.mergeTimers].map(([path, timer]) => {
+    const merges = [...this.mergesDue].map(([path, { timer }]) => {
       clearTimeout(timer);
       return this.enqueue({ kind: "merge", path });
     });
-    this.mergeTimers.clear();
+    this.mergesDue.clear();
     const turn = this.takeTurn();
     await turn.ready;
     turn.pass();

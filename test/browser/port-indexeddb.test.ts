@@ -99,7 +99,7 @@ describe("indexeddb adapter", () => {
   });
 
   it("small appends add a record each; once the file is idle, a tail of 64 KiB or more merges into one; large appends add their own", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     try {
       const port = freshPort();
       const KiB = 1024;
@@ -137,7 +137,7 @@ describe("indexeddb adapter", () => {
   });
 
   it("a writer that keeps writing puts the merge off; close runs it", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     try {
       const port = freshPort();
       for (let i = 0; i < 6; i++) {
@@ -160,7 +160,7 @@ describe("indexeddb adapter", () => {
   });
 
   it("an append merges the tail itself before it would pass TAIL_LIMIT_BYTES, into records of at most CHUNK_BYTES", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     try {
       const port = freshPort();
       const piece = TAIL_MERGE_BYTES - 4096; // small: a record each
@@ -298,7 +298,7 @@ describe("indexeddb adapter", () => {
   });
 
   it("merges trailing records it wrote itself without reading them back; a new port reads them", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     try {
       const port = freshPort();
       const lock = await port.acquireLock("s");
