@@ -263,7 +263,8 @@ class IndexedDbPort implements IndexedDbStorage {
   async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
     checkStoragePath(path);
     checkByteRange(path, range);
-    return this.run(this.takeTurn(), "readonly", () => this.durability, `read ${path}`, path, async (tx) => {
+    return this.run(this.takeTurn(), "readonly", () => this.durability, `read ${path}`, path, async (raw) => {
+      const tx = withPromises<"readonly">(raw);
       const meta = await tx.objectStore("files").get(path);
       if (!meta) return null;
       const [start, end] = clampByteRange(range, meta.size);
@@ -273,14 +274,14 @@ class IndexedDbPort implements IndexedDbStorage {
 
   async stat(path: string): Promise<FileStat | null> {
     checkStoragePath(path);
-    const meta = await this.run(this.takeTurn(), "readonly", () => this.durability, `stat ${path}`, path, (tx) => tx.objectStore("files").get(path));
+    const meta = await this.run(this.takeTurn(), "readonly", () => this.durability, `stat ${path}`, path, (raw) => withPromises<"readonly">(raw).objectStore("files").get(path));
     return meta ? { size: meta.size, mtimeMs: meta.mtimeMs } : null;
   }
 
   async list(dir: string): Promise<DirEntry[]> {
     checkStoragePath(dir, { allowRoot: true });
-    const metas = await this.run(this.takeTurn(), "readonly", () => this.durability, `list ${dir}`, dir, (tx) =>
-      tx.objectStore("files").getAll(dir === "" ? undefined : pathsBelow(dir)),
+    const metas = await this.run(this.takeTurn(), "readonly", () => this.durability, `list ${dir}`, dir, (raw) =>
+      withPromises<"readonly">(raw).objectStore("files").getAll(dir === "" ? undefined : pathsBelow(dir)),
     );
     return listChildren(dir, metas);
   }
@@ -310,8 +311,8 @@ class IndexedDbPort implements IndexedDbStorage {
     checkStoragePath(path);
     // Issued right after appends (SessionManager's flush): one strict transaction for both.
     if (this.batch) return this.enqueue({ kind: "sync", path });
-    await this.run(this.takeTurn(), "readwrite", () => "strict", `sync ${path}`, path, async (tx) => {
-      const files = tx.objectStore("files");
+    await this.run(this.takeTurn(), "readwrite", () => "strict", `sync ${path}`, path, async (raw) => {
+      const files = withPromises<"readwrite">(raw).objectStore("files");
       const meta = await files.get(path);
       if (!meta) throw notFound("sync", path);
       await files.put(meta);
@@ -403,7 +404,7 @@ class IndexedDbPort implements IndexedDbStorage {
         () => batch.durability,
         "write transaction",
         operation.path,
-        (tx, release) => new BatchTransaction(tx, this.remembered).apply(batch.callers, steps(), release),
+        (tx, release, done) => new BatchTransaction(tx, done, this.remembered).apply(batch.callers, steps(), release),
         { onTurn: closeBatch, holdTurn: true, after: previous },
       );
       this.lastWrite = written.then(
@@ -443,7 +444,7 @@ class IndexedDbPort implements IndexedDbStorage {
     durability: () => Durability,
     action: string,
     path: string,
-    body: (tx: Transaction<Mode>, release: () => void) => Promise<T>,
+    body: (tx: IDBTransaction, release: () => void, done: Promise<void>) => Promise<T>,
     options?: { onTurn?: () => void; holdTurn?: boolean; after?: Promise<void> },
   ): Promise<T> {
     let passed = false;
@@ -457,9 +458,11 @@ class IndexedDbPort implements IndexedDbStorage {
       options?.onTurn?.();
       for (let reopened = false; ; ) {
         const db = await this.connection();
-        let tx: Transaction<Mode>;
+        let tx: IDBTransaction;
         try {
-          tx = db.transaction(["files", "chunks"], mode, { durability: durability() });
+          // The raw transaction: idb's wrapper (a proxy, listeners added and removed for `done`)
+          // cost ~170 ms of page CPU per 10,000 flushes; reads wrap it where they need promises.
+          tx = unwrap(db).transaction(["files", "chunks"], mode, { durability: durability() });
         } catch (error) {
           // InvalidStateError: the connection closed under us (versionchange, browser).
           this.forget(db);
@@ -471,10 +474,10 @@ class IndexedDbPort implements IndexedDbStorage {
         } finally {
           if (!options?.holdTurn) pass();
         }
-        const done = tx.done;
+        const done = transactionDone(tx);
         done.catch(() => {}); // observed below; keeps an abort during `body` from going unhandled
         try {
-          const result = await body(tx, pass);
+          const result = await body(tx, pass, done);
           await done;
           return result;
         } catch (error) {
@@ -564,8 +567,6 @@ class IndexedDbPort implements IndexedDbStorage {
  * may commit or let the next transaction start (unless the port holds the file's lock).
  */
 class BatchTransaction {
-  private readonly files;
-  private readonly chunks;
   /** Each touched file's metadata after the steps issued so far; null: no such file. */
   private readonly current = new Map<string, FileMeta | null>();
   /** Each touched file's trailing small records after the steps issued so far, when known. */
@@ -574,25 +575,34 @@ class BatchTransaction {
   private readonly checks: Promise<void>[] = [];
   /**
    * The stores without idb's wrapper, for writes: their outcome is the transaction's (a failed
-   * request aborts it, which `tx.done` reports), so they need no promise or listeners of their own
+   * request aborts it, which `done` reports), so they need no promise or listeners of their own
    * (idb's per-request wrapping cost about as much page CPU as the requests themselves).
    */
   private readonly rawFiles: IDBObjectStore;
   private readonly rawChunks: IDBObjectStore;
+  /** idb's promise API over the transaction, made on the first read that needs it. */
+  private withPromises: WriteTransaction | undefined;
   /** Write requests issued. */
   private writes = 0;
   /** Set as soon as a check fails, before any later request of the transaction reports back. */
   private stale = false;
 
   constructor(
-    private readonly tx: WriteTransaction,
+    private readonly tx: IDBTransaction,
+    /** Settles when the transaction commits; rejects when it aborts. */
+    private readonly done: Promise<void>,
     private readonly remembered: RememberedFiles,
   ) {
-    this.files = tx.objectStore("files");
-    this.chunks = tx.objectStore("chunks");
-    const raw = unwrap(tx);
-    this.rawFiles = raw.objectStore("files");
-    this.rawChunks = raw.objectStore("chunks");
+    this.rawFiles = tx.objectStore("files");
+    this.rawChunks = tx.objectStore("chunks");
+  }
+
+  private get files() {
+    return (this.withPromises ??= withPromises<"readwrite">(this.tx)).objectStore("files");
+  }
+
+  private get chunks() {
+    return (this.withPromises ??= withPromises<"readwrite">(this.tx)).objectStore("chunks");
   }
 
   /**
@@ -605,7 +615,7 @@ class BatchTransaction {
     // Rejects when the transaction aborts. Requests still pending then need not ever report back
     // (Chromium: after `commit()`, a QuotaExceededError abort leaves them unsettled), so every
     // await of the attempt is raced against it.
-    const aborted = new Promise<never>((_, reject) => this.tx.done.catch(reject));
+    const aborted = new Promise<never>((_, reject) => this.done.catch(reject));
     const attempt = this.applySteps(steps, failures, release);
     attempt.catch(() => {}); // may reject after the abort has already decided the outcome
     try {
@@ -851,11 +861,28 @@ function sameMeta(a: FileMeta, b: FileMeta): boolean {
   );
 }
 
+/** idb's promise API over a raw transaction of our two stores. */
+function withPromises<Mode extends IDBTransactionMode>(tx: IDBTransaction): Transaction<Mode> {
+  return wrap(tx) as unknown as Transaction<Mode>;
+}
+
+/**
+ * Settles when `tx` commits, or rejects with its error when a request fails or it aborts, as
+ * idb's `tx.done` does, through the handler properties: no listeners added and removed per
+ * transaction.
+ */
+function transactionDone(tx: IDBTransaction): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = tx.onabort = () => reject(tx.error ?? new DOMException("AbortError", "AbortError"));
+  });
+}
+
 function hasStores(db: Database): boolean {
   return db.objectStoreNames.contains("files") && db.objectStoreNames.contains("chunks");
 }
 
-function abortQuietly(tx: Transaction): void {
+function abortQuietly(tx: IDBTransaction): void {
   try {
     tx.abort();
   } catch {
