@@ -242,7 +242,8 @@ async function readMember(storage: StoragePort, path: string, leafId: string | u
   if (!raw) throw new ArchiveError("not-found", "no such session file", { member: path });
   const common = { path, sourceSize: raw.length };
   if (leafId === undefined) {
-    // Hashed on the thread pool while the lines are checked here.
+    // Hashed while the lines are checked here: by crypto.subtle on the thread pool, or in place
+    // by the `sha256` option's hash.
     const sha256 = sha256Of(raw, newSha256);
     sha256.catch(() => {});
     const scan = await scanSessionBytes(raw, path);
