@@ -863,7 +863,11 @@ function sameMeta(a: FileMeta, b: FileMeta): boolean {
 
 /** idb's promise API over a raw transaction of our two stores. */
 function withPromises<Mode extends IDBTransactionMode>(tx: IDBTransaction): Transaction<Mode> {
-  return wrap(tx) as unknown as Transaction<Mode>;
+  const wrapped = wrap(tx) as unknown as Transaction<Mode>;
+  // idb makes a `done` of its own for the transaction; an abort is reported through ours
+  // (transactionDone), so idb's must not go unhandled.
+  wrapped.done.catch(() => {});
+  return wrapped;
 }
 
 /**
