@@ -598,11 +598,15 @@ class BatchTransaction {
   }
 
   private get files() {
-    return (this.withPromises ??= withPromises<"readwrite">(this.tx)).objectStore("files");
+    return this.promised().objectStore("files");
   }
 
   private get chunks() {
-    return (this.withPromises ??= withPromises<"readwrite">(this.tx)).objectStore("chunks");
+    return this.promised().objectStore("chunks");
+  }
+
+  private promised(): WriteTransaction {
+    return (this.withPromises ??= withPromises<"readwrite">(this.tx));
   }
 
   /**
@@ -690,9 +694,10 @@ class BatchTransaction {
       }
       case "merge": {
         const meta = await this.meta(path);
-        const tailOffset = meta?.tailOffset ?? meta?.size ?? 0;
-        // Removed, rewritten or merged since it was due: nothing to do.
-        if (!meta || meta.size - tailOffset < TAIL_MERGE_BYTES) return;
+        if (!meta) return; // removed since it was due
+        const tailOffset = meta.tailOffset ?? meta.size;
+        if (meta.size - tailOffset < TAIL_MERGE_BYTES) return; // rewritten or merged since
+
         const merged = await this.mergeRecords(path, tailOffset, meta.size, this.currentTail.get(path));
         const lastChunkOffset = merged.lastOffset ?? meta.lastChunkOffset;
         this.put({ ...meta, chunkCount: meta.chunkCount - merged.fewer, lastChunkOffset, tailOffset: meta.size }, []);

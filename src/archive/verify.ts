@@ -3,10 +3,11 @@
  * manifest against the members, every blob re-hashed, every session parsed.
  */
 import type { SessionDialect } from "../format/dialect.js";
+import { sha256Hex } from "../blobs/blob-store.js";
 import { CURRENT_SESSION_VERSION, type SessionHeader } from "../format/types.js";
 import { forEachInOrder } from "./concurrency.js";
 import { ArchiveError } from "./errors.js";
-import { sha256Incremental, sha256Of, type NewSha256 } from "./hashes.js";
+import { sha256Incremental, type NewSha256 } from "./hashes.js";
 import { resolveLimits, type ArchiveLimits } from "./limits.js";
 import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type ArchiveManifest, type ManifestSession } from "./manifest.js";
 import { countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
@@ -128,7 +129,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
     async (blob) => {
       const name = blobMemberName(blob.hash);
       const bytes = await zip.read(zip.byName.get(name)!);
-      const actual = await sha256Of(bytes);
+      const actual = await sha256Hex(bytes);
       if (actual !== blob.hash) throw new ArchiveError("blob-hash", `the bytes hash to ${actual}, not to the blob's name`, { member: name });
       return name;
     },
@@ -209,7 +210,7 @@ function cachePlan(manifest: ArchiveManifest, zip: OpenedZip): Set<string> {
 async function readHashed(zip: OpenedZip, member: ZipMember, newSha256: NewSha256): Promise<{ bytes: Uint8Array; sha256: string }> {
   if (member.entry.compressionMethod === 0) {
     const bytes = await zip.readStoredAgain(member);
-    return { bytes, sha256: await sha256Of(bytes) };
+    return { bytes, sha256: await sha256Hex(bytes) };
   }
   const hash = await newSha256();
   const bytes = await zip.inflate(member, (chunk) => hash.update(chunk)).done;
