@@ -108,6 +108,7 @@ const SEGMENT_FORBIDDEN = /[\\\0]/;
  */
 export function checkStoragePath(path: string, options?: { allowRoot?: boolean }): string {
   if (path === "" && options?.allowRoot) return path;
+  if (path === lastValidPath) return path; // a writer names the same file call after call
   const segments = path.split("/");
   const bad =
     path === "" ||
@@ -115,8 +116,11 @@ export function checkStoragePath(path: string, options?: { allowRoot?: boolean }
     /^[A-Za-z]:/.test(path) ||
     segments.some((s) => s === "" || s === "." || s === ".." || SEGMENT_FORBIDDEN.test(s));
   if (bad) throw new StorageError("invalid", `invalid storage path ${JSON.stringify(path)}`, { path });
+  lastValidPath = path;
   return path;
 }
+
+let lastValidPath: string | undefined;
 
 export function parentDir(path: string): string {
   const i = path.lastIndexOf("/");

@@ -102,7 +102,17 @@ interface AppendBatch {
   syncAfter: boolean;
 }
 
-const nowIso = () => new Date().toISOString();
+let isoMs = Number.NaN;
+let iso = "";
+/** The time as ISO text, formatted once per millisecond (appends come several to a millisecond). */
+function nowIso(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    iso = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return iso;
+}
 
 export class SessionManager {
   readonly #storage: StoragePort;
