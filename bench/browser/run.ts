@@ -224,6 +224,9 @@ async function measureAppends(page: Page): Promise<number> {
     const inWorker = await page.evaluate(([name, count, every]) => window.bench.appendsInWorker(name, count, every), [freshName("appends-worker"), APPENDS, FLUSH_EVERY] as const);
     checkBytes(inWorker, "opfs (session in the worker)");
     record("appends opfs", inWorker.ms);
+    const bare = await page.evaluate(([name, count, every]) => window.bench.appendsOnBarePort(name, count, every), [freshName("appends-bare"), APPENDS, FLUSH_EVERY] as const);
+    checkBytes(bare, "opfs (bare sync-handle port)");
+    record("appends opfs bare port", bare.ms);
     record("floor opfs", await page.evaluate(([name, n, size]) => window.bench.syncHandleFlushFloor(name, n, size), [freshName("floor-opfs"), FLUSHES, flushBytes] as const));
     const rpc = await pageAppends(page, "opfs", APPENDS);
     checkBytes(rpc, "opfs (through the rpc)");
@@ -460,6 +463,17 @@ function appendRows(): Row[] {
       { syncHandleFloorMs: med("floor opfs"), messageFloorMs: med("floor message") },
     ),
   );
+  const bare = med("appends opfs bare port");
+  rows.push({
+    name: `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — SessionManager in the worker on the floor's own calls (a bare sync-handle port, no sessionkit adapter)`,
+    ours: ms(bare),
+    peer: `floor ${ms(med("floor opfs"))}; ours (opfs port) ${ms(med("appends opfs"))}`,
+    ratio: times(bare / med("floor opfs")),
+    target: "—",
+    verdict: "info",
+    key: "appends10k.opfsBarePort",
+    figures: { ms: bare, floorMs: med("floor opfs"), ratioToFloor: bare / med("floor opfs"), opfsPortMs: med("appends opfs") },
+  });
   for (const where of ["page", "worker"] as const) {
     rows.push({
       name: `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — SessionManager alone: memory port in the ${where} (no platform storage)`,

@@ -149,6 +149,15 @@ const bench = {
     }
   },
 
+  /** The same appends in a worker on the floor's own sync-handle calls behind a bare port (no sessionkit port): SessionManager's share apart from the adapter's. */
+  async appendsOnBarePort(name: string, count: number, flushEvery: number): Promise<AppendRun> {
+    try {
+      return await inWorker({ task: "appendsOnBarePort", name, count, flushEvery });
+    } finally {
+      await removeData("opfs", name);
+    }
+  },
+
   /** The same appends on the memory port (no platform storage): SessionManager's own cost, in the page or in a worker. */
   async appendsInMemory(count: number, flushEvery: number, where: "page" | "worker"): Promise<AppendRun> {
     if (where === "worker") return inWorker({ task: "appendsInMemory", count, flushEvery });

@@ -2,15 +2,17 @@
  * The bench's own dedicated worker: the append workload with the SessionManager in the worker on
  * the OPFS port (no rpc hop: how the README says to run a session where the handles are), and
  * floors (the cost of the bare primitives): OPFS sync access handles, OPFS file reads, and a
- * page ↔ worker message round trip.
+ * page ↔ worker message round trip; and the workload on the floor's own calls (bare-sync-port.ts).
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
+import { bareSyncHandlePort } from "../bare-sync-port.js";
 import { floorPieces, instrumented, timeAppends } from "../workload.js";
 
 export type WorkerTask =
   | { task: "appends"; name: string; count: number; flushEvery: number; breakdown: boolean }
   | { task: "appendsInMemory"; count: number; flushEvery: number }
+  | { task: "appendsOnBarePort"; name: string; count: number; flushEvery: number }
   | { task: "syncHandleFloor"; name: string; iterations: number; bytes: number }
   | { task: "syncHandleFlushFloor"; name: string; flushes: number; bytes: number }
   | { task: "echo"; data: Uint8Array }
@@ -57,6 +59,14 @@ async function run(task: WorkerTask): Promise<unknown> {
         await port.stat("warm-up");
         if (!task.breakdown) return await timeAppends(port, task.count, task.flushEvery);
         return await instrumented(port, (timed, hooks) => timeAppends(timed, task.count, task.flushEvery, hooks));
+      } finally {
+        await port.close();
+      }
+    }
+    case "appendsOnBarePort": {
+      const port = bareSyncHandlePort(await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true }));
+      try {
+        return await timeAppends(port, task.count, task.flushEvery);
       } finally {
         await port.close();
       }
