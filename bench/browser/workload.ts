@@ -128,6 +128,11 @@ export function floorPieces(flushes: number, bytes: number): Uint8Array[] {
   });
 }
 
+/** The messages the append workload appends, in order: the same in every run and on every platform. */
+export function appendMessages(count: number): AgentMessage[] {
+  return conversation(7, count, APPEND_SIZES);
+}
+
 /** Called when a workload's timed window opens and closes (to instrument exactly that window). */
 export interface TimerHooks {
   onStart?(): void;
@@ -146,7 +151,7 @@ export interface AppendRun {
  * first append until the last flush resolves. Each run writes a session of its own.
  */
 export async function timeAppends(storage: StoragePort, count: number, flushEvery: number, hooks: TimerHooks = {}): Promise<AppendRun> {
-  const messages = conversation(7, count, APPEND_SIZES);
+  const messages = appendMessages(count);
   const sm = await SessionManager.create(storage, APPEND_CWD);
   hooks.onStart?.();
   const start = performance.now();

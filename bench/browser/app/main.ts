@@ -182,6 +182,15 @@ const bench = {
     }
   },
 
+  /** The OPFS floor plus the entries' serialization (made, stringified, encoded per flush), in a worker: what any JSONL writer pays. */
+  async serializedFlushFloor(name: string, count: number, flushEvery: number): Promise<number> {
+    try {
+      return await inWorker({ task: "serializedFlushFloor", name, count, flushEvery });
+    } finally {
+      await removeData("opfs", name);
+    }
+  },
+
   async idbFloor(name: string, iterations: number, bytes: number): Promise<IdbFloor> {
     try {
       return await idbFloor(name, iterations, bytes);

@@ -2,12 +2,14 @@
  * The bench's own dedicated worker: the append workload with the SessionManager in the worker on
  * the OPFS port (no rpc hop: how the README says to run a session where the handles are), and
  * floors (the cost of the bare primitives): OPFS sync access handles, OPFS file reads, and a
- * page ↔ worker message round trip; and the workload on the floor's own calls (bare-sync-port.ts).
+ * page ↔ worker message round trip, and that floor with the entries' serialization; and the workload on
+ * the floor's own calls (bare-sync-port.ts).
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
 import { bareSyncHandlePort } from "../bare-sync-port.js";
-import { floorPieces, instrumented, timeAppends } from "../workload.js";
+import { createEntryId } from "../../../src/format/ids.js";
+import { appendMessages, floorPieces, instrumented, timeAppends } from "../workload.js";
 
 export type WorkerTask =
   | { task: "appends"; name: string; count: number; flushEvery: number; breakdown: boolean }
@@ -15,6 +17,7 @@ export type WorkerTask =
   | { task: "appendsOnBarePort"; name: string; count: number; flushEvery: number }
   | { task: "syncHandleFloor"; name: string; iterations: number; bytes: number }
   | { task: "syncHandleFlushFloor"; name: string; flushes: number; bytes: number }
+  | { task: "serializedFlushFloor"; name: string; count: number; flushEvery: number }
   | { task: "echo"; data: Uint8Array }
   | { task: "fileSize"; root: string; path: string }
   | { task: "readAll"; root: string; path: string; rangeBytes: number }
@@ -84,6 +87,36 @@ async function run(task: WorkerTask): Promise<unknown> {
         for (let i = 0, at = 0; i < task.flushes; i++, at += task.bytes) {
           access.write(pieces[i]!, { at });
           access.flush();
+        }
+        return performance.now() - start;
+      } finally {
+        access.close();
+      }
+    }
+    case "serializedFlushFloor": {
+      // The floor plus what any JSONL writer of these entries must do: per flush, its entries made
+      // (id, parent, time) and serialized as lines, encoded, written at the end and flush()ed.
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
+      const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
+      const access = await file.createSyncAccessHandle();
+      const messages = appendMessages(task.count);
+      const encoder = new TextEncoder();
+      const ids = new Set<string>();
+      let parentId: string | null = null;
+      try {
+        const start = performance.now();
+        for (let first = 0, at = 0; first < task.count; first += task.flushEvery) {
+          let lines = "";
+          for (const message of messages.slice(first, first + task.flushEvery)) {
+            const id = createEntryId(ids);
+            ids.add(id);
+            lines += `${JSON.stringify({ type: "message", id, parentId, timestamp: new Date().toISOString(), message })}\n`;
+            parentId = id;
+          }
+          const bytes = encoder.encode(lines);
+          access.write(bytes, { at });
+          access.flush();
+          at += bytes.length;
         }
         return performance.now() - start;
       } finally {
