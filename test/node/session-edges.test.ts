@@ -6,7 +6,7 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import {
@@ -250,5 +250,23 @@ describe("a new session that never writes", () => {
     expect((await readdir(join(dir, "sessions", "--home-me-app--"))).sort()).toEqual([name, `${name}.lock`]);
     await answered.close();
     await storage.close();
+  });
+});
+
+describe("timestamps", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("gives each entry the time of its append, to the millisecond, also when the clock goes back", async () => {
+    // The ISO text is formatted once per millisecond and reused: a new millisecond (earlier ones
+    // included) must get its own.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const sm = await SessionManager.create(memoryStorage(), "/ts");
+    const times = [Date.UTC(2026, 10, 25, 12, 0, 0, 1), Date.UTC(2026, 10, 25, 12, 0, 0, 1), Date.UTC(2026, 10, 25, 12, 0, 0, 2), Date.UTC(2026, 10, 25, 11, 59, 59, 999)];
+    const ids = times.map((time) => {
+      vi.setSystemTime(time);
+      return sm.appendMessage(userMsg("at a time"));
+    });
+    expect(ids.map((id) => sm.getEntry(id)!.timestamp)).toEqual(times.map((time) => new Date(time).toISOString()));
+    await sm.close();
   });
 });
