@@ -555,6 +555,13 @@ function resultRows(openBytes: number): Row[] {
     key: `growth.n${last}`,
     figures: {},
   });
+  rows.push(...openRows(openBytes));
+  return rows;
+}
+
+/** The open rows: each page backend and serve against node-fs and IndexedDB. */
+function openRows(openBytes: number): Row[] {
+  const rows: Row[] = [];
   const nodeOpen = med("open node-fs");
   const size = `${(openBytes / 1e6).toFixed(1)} MB`;
   for (const backend of ["indexeddb", "opfs"] as const) {
@@ -615,7 +622,7 @@ function kernel(): string {
 
 async function main(): Promise<void> {
   const { values: flags } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } } });
-  if (flags.only !== undefined && flags.only !== "appends") throw new Error(`--only: "appends" is the one section that runs alone, not ${JSON.stringify(flags.only)}`);
+  if (flags.only !== undefined && flags.only !== "appends" && flags.only !== "open") throw new Error(`--only: "appends" and "open" are the sections that run alone, not ${JSON.stringify(flags.only)}`);
   if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only)");
   const started = new Date();
   const bench = await startPage();
@@ -628,6 +635,16 @@ async function main(): Promise<void> {
       // The append rows alone, printed (results.md holds whole runs only).
       await measureAppends(page);
       process.stdout.write(`${markdownTable(appendRows())}\n`);
+      return;
+    }
+    if (flags.only === "open") {
+      const setup = await prepareOpen(page);
+      try {
+        await measureOpen(page, setup);
+      } finally {
+        await setup.release();
+      }
+      process.stdout.write(`${markdownTable(openRows(setup.bytes))}\n`);
       return;
     }
 
