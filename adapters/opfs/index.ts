@@ -16,11 +16,17 @@ export interface OpfsStorageOptions extends OpfsLocation {
   timeoutMs?: number;
 }
 
+/**
+ * Payload per message to our own worker: the session reader's 4 MiB ranges in one round trip each
+ * (the rpc's default of 1 MiB suits any channel; a worker's postMessage takes this at once).
+ */
+const WORKER_CHUNK_BYTES = 4 << 20;
+
 export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
   if (typeof Worker === "undefined") throw new StorageError("unsupported", "opfsStorage needs Web Workers");
   const { timeoutMs, ...location } = options ?? {};
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: encodeWorkerName(location) });
-  const client = rpcClientStorage(worker, { kind: "opfs", ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  const client = rpcClientStorage(worker, { kind: "opfs", chunkBytes: WORKER_CHUNK_BYTES, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
   // The worker reports every change it makes on the directory's channel; so do other tabs' workers.
   const changes = new BroadcastChanges(opfsChangesChannel(location));
   return {
