@@ -70,7 +70,7 @@ const TEMP_PREFIX = ".sessionkit-tmp-";
 const MAX_OPEN_HANDLES = 64;
 
 /** FileSystemSyncAccessHandle (worker-only, so missing from TypeScript's DOM lib). */
-interface SyncAccessHandle {
+export interface SyncAccessHandle {
   read(buffer: Uint8Array, options?: { at?: number }): number;
   write(buffer: Uint8Array, options?: { at?: number }): number;
   truncate(size: number): void;

@@ -5,16 +5,8 @@
  * SessionManager itself adds to the floor, apart from anything sessionkit's OPFS port does. Only
  * what the append workload calls is faithful.
  */
+import type { SyncAccessHandle } from "../../adapters/opfs/worker-storage.js";
 import { clampByteRange, type ByteRange, type DirEntry, type FileStat, type StoragePort } from "../../src/port.js";
-
-/** FileSystemSyncAccessHandle: worker-only, so missing from TypeScript's DOM lib. */
-interface SyncAccessHandle {
-  read(buffer: Uint8Array, options?: { at?: number }): number;
-  write(buffer: Uint8Array, options?: { at?: number }): number;
-  truncate(size: number): void;
-  flush(): void;
-  close(): void;
-}
 
 interface OpenFile {
   access: SyncAccessHandle;

@@ -7,6 +7,7 @@
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
+import type { SyncAccessHandle } from "../../../adapters/opfs/worker-storage.js";
 import { bareSyncHandlePort } from "../bare-sync-port.js";
 import { createEntryId } from "../../../src/format/ids.js";
 import { appendMessages, floorPieces, instrumented, timeAppends } from "../workload.js";
@@ -23,12 +24,6 @@ export type WorkerTask =
   | { task: "readAll"; root: string; path: string; rangeBytes: number }
   | { task: "readRange"; root: string; path: string; offset: number; length: number };
 
-/** FileSystemSyncAccessHandle: worker-only, so missing from TypeScript's DOM lib. */
-interface SyncAccessHandle {
-  write(buffer: Uint8Array, options?: { at?: number }): number;
-  flush(): void;
-  close(): void;
-}
 
 /** A File snapshot of `path` below the OPFS directory `root`. */
 async function fileAt(root: string, path: string): Promise<File> {
