@@ -65,7 +65,11 @@ export interface StoragePort {
   stat(path: string): Promise<FileStat | null>;
   /** The direct children of a directory ("" is the root); [] when it does not exist. */
   list(dir: string): Promise<DirEntry[]>;
-  /** Appends bytes, creating the file and its parents. */
+  /**
+   * Appends bytes, creating the file and its parents. The port is done with `data` once the
+   * returned promise settles (a port that keeps the bytes longer copies them): the caller may
+   * reuse the buffer then.
+   */
   append(path: string, data: Uint8Array): Promise<void>;
   /** Atomic replace: a reader sees the old bytes or the new ones, never a mix. */
   write(path: string, data: Uint8Array): Promise<void>;

@@ -5,7 +5,7 @@
 import type { StoragePort } from "../port.js";
 import { SessionError } from "../errors.js";
 import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
-import { concatAll } from "./bytes.js";
+import { concatAll, type ReusedEncodeBuffer } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
 import { checkEntry, sessionHeaderSchema } from "./schema.js";
@@ -172,9 +172,9 @@ const ENCODE_BATCH_CHARS = 1 << 20;
 
 /**
  * The JSONL bytes of records: one `JSON.stringify` line each. Encoded in batches, so no single
- * string holds a whole large session.
+ * string holds a whole large session; `into` takes the bytes of a few records (see ReusedEncodeBuffer).
  */
-export function encodeJsonl(records: Iterable<unknown>): Uint8Array {
+export function encodeJsonl(records: Iterable<unknown>, into?: ReusedEncodeBuffer): Uint8Array {
   const encoder = new TextEncoder();
   const parts: Uint8Array[] = [];
   let text = "";
@@ -185,6 +185,7 @@ export function encodeJsonl(records: Iterable<unknown>): Uint8Array {
       text = "";
     }
   }
+  if (parts.length === 0 && into) return into.encode(text);
   if (text) parts.push(encoder.encode(text));
   return concatAll(parts);
 }

@@ -5,6 +5,7 @@
 import { BlobStore } from "../blobs/blob-store.js";
 import { externalizeImages, resolveImages } from "../blobs/images.js";
 import { SessionError } from "../errors.js";
+import { ReusedEncodeBuffer } from "../format/bytes.js";
 import { encodeRecord, type SessionDialect } from "../format/dialect.js";
 import { encodeJsonl, encodeSessionFile, readSessionFile } from "../format/session-file.js";
 import { entryOf, readSessionFileLazily, type LazyEntry } from "../format/lazy-session-file.js";
@@ -102,6 +103,9 @@ interface AppendBatch {
   syncAfter: boolean;
 }
 
+/** Batches up to this many characters are encoded into #batchBytes (its buffer at most 3× that). */
+const BATCH_BUFFER_CHARS = 64 << 10;
+
 let isoMs = Number.NaN;
 let iso = "";
 /** The time as ISO text, formatted once per millisecond (appends come several to a millisecond). */
@@ -116,6 +120,11 @@ function nowIso(): string {
 
 export class SessionManager {
   readonly #storage: StoragePort;
+  /**
+   * Each append batch's bytes, until the next batch is encoded: a port is done with them once its
+   * append settles (StoragePort.append), and batches are written one after the other.
+   */
+  readonly #batchBytes = new ReusedEncodeBuffer(BATCH_BUFFER_CHARS);
   readonly #persist: boolean;
   readonly #options: ResolvedOptions;
   readonly #blobs: BlobStore;
@@ -684,7 +693,7 @@ export class SessionManager {
       prefix = await this.#repairTail(batch.path, this.#tailToRepair.tail);
       this.#tailToRepair = null;
     }
-    const bytes = await this.#encode(batch.entries, batch.dialect, prefix);
+    const bytes = await this.#encode(batch.entries, batch.dialect, prefix, { truncate: this.#options.truncateLargeContent, into: this.#batchBytes });
     const appended = this.#storage.append(batch.path, bytes);
     if (batch.syncAfter && this.#storage.sync) {
       // Issued together (ports order operations on one path as called): a port can commit both
@@ -719,11 +728,16 @@ export class SessionManager {
     return "";
   }
 
-  /** JSONL of canonical records in `dialect`, prepared for disk (truncation, blobs). */
-  async #encode(records: readonly unknown[], dialect: SessionDialect, prefix = "", options = { truncate: this.#options.truncateLargeContent }): Promise<Uint8Array> {
+  /** JSONL of canonical records in `dialect`, prepared for disk (truncation, blobs); in `options.into` where given. */
+  async #encode(
+    records: readonly unknown[],
+    dialect: SessionDialect,
+    prefix = "",
+    options: { truncate: boolean; into?: ReusedEncodeBuffer } = { truncate: this.#options.truncateLargeContent },
+  ): Promise<Uint8Array> {
     const prepared: unknown[] = [];
     for (const record of records) prepared.push(encodeRecord(dialect, (await this.#prepare(record, options.truncate)) as Record<string, unknown>));
-    const bytes = encodeJsonl(prepared);
+    const bytes = encodeJsonl(prepared, prefix ? undefined : options.into);
     if (!prefix) return bytes;
     const head = new TextEncoder().encode(prefix);
     const out = new Uint8Array(head.length + bytes.length);

@@ -13,6 +13,7 @@ import {
   deleteSessionWithBlobs,
   findMostRecentSession,
   isStorageError,
+  readSessionFile,
   SessionManager,
   StorageError,
   type StoragePort,
@@ -268,5 +269,34 @@ describe("timestamps", () => {
     });
     expect(ids.map((id) => sm.getEntry(id)!.timestamp)).toEqual(times.map((time) => new Date(time).toISOString()));
     await sm.close();
+  });
+});
+
+describe("append buffers", () => {
+  it("hands each batch's bytes to the port untouched until its append settles", async () => {
+    // SessionManager encodes batches into one reused buffer: a port that takes its time with the
+    // bytes (here: copies them only after a delay) must still store every batch as it was.
+    const memory = memoryStorage();
+    const slow: StoragePort = {
+      ...memory,
+      kind: "slow-copy",
+      append: async (path, data) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return memory.append(path, data);
+      },
+    };
+    const sm = await SessionManager.create(slow, "/slow");
+    sm.appendMessage(assistantMsg("first, so the file starts"));
+    const texts = Array.from({ length: 40 }, (_, i) => `message ${i} ${"é€😀".repeat(i)} ${"x".repeat(i * 37)}`);
+    for (const [i, text] of texts.entries()) {
+      sm.appendMessage(userMsg(text));
+      // Batches of one, two and three appends queue behind one another; some flushed, some not.
+      if (i % 3 === 2) await sm.flush();
+      else if (i % 3 === 1) await Promise.resolve();
+    }
+    await sm.close();
+    const stored = await readSessionFile(memory, sm.getSessionFile()!);
+    expect(stored.problems).toEqual([]);
+    expect(stored.entries.slice(1).map((entry) => (entry.type === "message" ? entry.message.content : null))).toEqual(texts);
   });
 });
