@@ -81,6 +81,15 @@ async function rewriteImages<T>(value: T, rewrite: (data: string) => Promise<str
 const isInlineLarge = (data: string) => data.length >= EXTERNALIZE_MIN_BASE64 && !data.startsWith(BLOB_REF_PREFIX);
 const isRef = (data: string) => data.startsWith(BLOB_REF_PREFIX);
 
+/** Whether `value` holds an inline image big enough to move out: whether externalizeImages may change it. */
+export function hasImagesToExternalize(value: unknown): boolean {
+  let found = false;
+  forEachContentImage(value, (block) => {
+    found ||= isInlineLarge(block.data);
+  });
+  return found;
+}
+
 /** Moves large inline images of `value` into `blobs`; returns a copy where something moved. */
 export function externalizeImages<T>(value: T, blobs: BlobStore): Promise<T> {
   return rewriteImages(

@@ -296,6 +296,7 @@ describe("append buffers", () => {
     }
     await sm.close();
     const stored = await readSessionFile(memory, sm.getSessionFile()!);
+    if (stored.kind !== "session") throw new Error(`the session file is ${stored.kind}`);
     expect(stored.problems).toEqual([]);
     expect(stored.entries.slice(1).map((entry) => (entry.type === "message" ? entry.message.content : null))).toEqual(texts);
   });
