@@ -737,10 +737,10 @@ export class SessionManager {
   ): Promise<Uint8Array> {
     const prepared: unknown[] = [];
     for (const record of records) {
-      let out = options.truncate ? prepareValueForPersistence(record) : record;
+      let persisted = options.truncate ? prepareValueForPersistence(record) : record;
       // Checked first: nearly no record has an image to move, and then the batch waits on nothing.
-      if (this.#options.externalizeImages && hasImagesToExternalize(out)) out = await externalizeImages(out, this.#blobs);
-      prepared.push(encodeRecord(dialect, out as Record<string, unknown>));
+      if (this.#options.externalizeImages && hasImagesToExternalize(persisted)) persisted = await externalizeImages(persisted, this.#blobs);
+      prepared.push(encodeRecord(dialect, persisted as Record<string, unknown>));
     }
     const bytes = encodeJsonl(prepared, prefix ? undefined : options.into);
     if (!prefix) return bytes;

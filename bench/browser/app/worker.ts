@@ -33,6 +33,13 @@ async function fileAt(root: string, path: string): Promise<File> {
   return (await dir.getFileHandle(segments[segments.length - 1]!)).getFile();
 }
 
+/** A sync access handle on a new file in the OPFS directory `name`: what the floors write through. */
+async function floorHandle(name: string): Promise<SyncAccessHandle> {
+  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(name, { create: true });
+  const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
+  return file.createSyncAccessHandle();
+}
+
 async function run(task: WorkerTask): Promise<unknown> {
   switch (task.task) {
     case "echo":
@@ -73,9 +80,7 @@ async function run(task: WorkerTask): Promise<unknown> {
       return timeAppends(memoryStorage(), task.count, task.flushEvery);
     case "syncHandleFlushFloor": {
       // The appends' OPFS floor: per flush, the flush's bytes written at the end and flush()ed.
-      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
-      const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
-      const access = await file.createSyncAccessHandle();
+      const access = await floorHandle(task.name);
       const pieces = floorPieces(task.flushes, task.bytes);
       try {
         const start = performance.now();
@@ -91,9 +96,7 @@ async function run(task: WorkerTask): Promise<unknown> {
     case "serializedFlushFloor": {
       // The floor plus what any JSONL writer of these entries must do: per flush, its entries made
       // (id, parent, time) and serialized as lines, encoded, written at the end and flush()ed.
-      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
-      const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
-      const access = await file.createSyncAccessHandle();
+      const access = await floorHandle(task.name);
       const messages = appendMessages(task.count);
       const encoder = new TextEncoder();
       const buffer = new Uint8Array(1 << 20); // encodeInto, the cheaper way (SessionManager's too)
@@ -120,9 +123,7 @@ async function run(task: WorkerTask): Promise<unknown> {
       }
     }
     case "syncHandleFloor": {
-      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(task.name, { create: true });
-      const file = (await dir.getFileHandle("floor.bin", { create: true })) as FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandle> };
-      const access = await file.createSyncAccessHandle();
+      const access = await floorHandle(task.name);
       const data = new Uint8Array(task.bytes).fill(0x61);
       try {
         let at = 0;
