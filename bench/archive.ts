@@ -369,7 +369,7 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
       },
       note:
         "ours: `importArchive(nodeFsStorage(empty dir), await fs.openAsBlob(archive), nodeArchiveCodecs)` in this process, as the CLI imports " +
-        "(zlib inflating in 512 KiB pieces, node:crypto's SHA-256 for the session): every member inflated and checked " +
+        "(zlib inflating in 512 KiB pieces, node:crypto's SHA-256 for the session, zlib's CRC-32): every member inflated and checked " +
         "(CRC-32, sha256 of each blob and of the session, the session parsed) before anything is written — blobs read as ranges of the file 4 at a time " +
         "while the session is parsed line by line and hashed as it inflates — then each file written atomically, 8 at a time " +
         "(temp file, fsync, rename, directory fsync, and the parents of directories it made); peer: `unzip -q archive -d <empty dir>` then coreutils `sync <each extracted file and dir>` " +

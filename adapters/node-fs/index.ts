@@ -525,4 +525,4 @@ function toStorageError(error: unknown, action: string, path: string): StorageEr
 function ignore(): void {}
 
 export { terminalId, nodeTerminalBreadcrumb, type NodeTerminalBreadcrumb, type TerminalEnvironment } from "./terminal.js";
-export { nodeArchiveCodecs, nodeDeflateSession, nodeInflateRaw, nodeSha256 } from "./archive-codecs.js";
+export { nodeArchiveCodecs, nodeCrc32, nodeDeflateSession, nodeInflateRaw, nodeSha256 } from "./archive-codecs.js";

@@ -28,6 +28,9 @@ export async function crc32Incremental(): Promise<IncrementalHash> {
 /** Makes an incremental SHA-256: the archive options' `sha256` (node-fs's `nodeSha256` in Node). */
 export type NewSha256 = () => IncrementalHash | Promise<IncrementalHash>;
 
+/** Makes an incremental CRC-32: the archive options' `crc32` (node-fs's `nodeCrc32` in Node). */
+export type NewCrc32 = () => IncrementalHash | Promise<IncrementalHash>;
+
 /**
  * The SHA-256 of `bytes`: with `newSha256`, hashed where they are; without, by `crypto.subtle`,
  * which runs off the main thread but first copies its whole input (a 50 MB session: +50 MB).
@@ -41,8 +44,13 @@ export async function sha256Of(bytes: Uint8Array, newSha256?: NewSha256): Promis
 
 let sharedCrc32: Promise<IHasher> | undefined;
 
-/** The CRC-32 of `data`, unsigned, as zip headers store it. */
-export async function crc32(data: Uint8Array): Promise<number> {
+/** The CRC-32 of `data`, unsigned, as zip headers store it; by `newCrc32`'s hash where given. */
+export async function crc32(data: Uint8Array, newCrc32?: NewCrc32): Promise<number> {
+  if (newCrc32) {
+    const hash = await newCrc32();
+    hash.update(data);
+    return Number.parseInt(hash.hex(), 16);
+  }
   const hasher = await (sharedCrc32 ??= createCRC32());
   // init → update → digest without a pause: callers in between cannot share its state.
   return Number.parseInt(hasher.init().update(data).digest("hex"), 16);

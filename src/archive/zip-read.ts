@@ -19,7 +19,7 @@ import {
   type Entry,
   type FileEntry,
 } from "@zip.js/zip.js";
-import { crc32, crc32Incremental } from "./hashes.js";
+import { crc32, crc32Incremental, type NewCrc32 } from "./hashes.js";
 import { ArchiveError, type ArchiveErrorCode } from "./errors.js";
 import { RATIO_EXEMPT_BYTES, type ArchiveLimits } from "./limits.js";
 import { classifyMember, unsafeNameRule, type MemberKind } from "./manifest.js";
@@ -76,7 +76,11 @@ export type InflateRaw = () => ReadableWritablePair<Uint8Array, Uint8Array<Array
 
 const webInflateRaw: InflateRaw = () => new DecompressionStream("deflate-raw");
 
-export async function openZip(source: ArchiveSource, limits: ArchiveLimits, options: { useWebWorkers?: boolean; inflateRaw?: InflateRaw } = {}): Promise<OpenedZip> {
+export async function openZip(
+  source: ArchiveSource,
+  limits: ArchiveLimits,
+  options: { useWebWorkers?: boolean; inflateRaw?: InflateRaw; crc32?: NewCrc32 } = {},
+): Promise<OpenedZip> {
   const data = source instanceof ReadableStream ? await bufferStream(source, limits.maxTotalBytes + limits.maxEntries * 1024) : source;
   const size = data instanceof Blob ? data.size : data.length;
   const head = data instanceof Blob ? new Uint8Array(await data.slice(0, 4).arrayBuffer()) : data.subarray(0, 4);
@@ -112,13 +116,14 @@ export async function openZip(source: ArchiveSource, limits: ArchiveLimits, opti
     throw toArchiveError(error, undefined, startsWith(head, LOCAL_HEADER));
   }
 
-  const inflater = options.useWebWorkers ? ("zip.js" as const) : (options.inflateRaw ?? webInflateRaw);
+  const inflater = options.useWebWorkers ? ("zip.js" as const) : { inflateRaw: options.inflateRaw ?? webInflateRaw, newCrc32: options.crc32 ?? crc32Incremental };
+  const newCrc32 = options.crc32;
   return {
     members,
     byName,
     size,
-    read: (member) => (member.entry.compressionMethod === 0 ? readStored(member, data) : inflateMember(member, data, inflater).done),
-    readStoredAgain: async (member) => (member.entry.localDirectory ? storedRange(member, data) : readStored(member, data)),
+    read: (member) => (member.entry.compressionMethod === 0 ? readStored(member, data, newCrc32) : inflateMember(member, data, inflater).done),
+    readStoredAgain: async (member) => (member.entry.localDirectory ? storedRange(member, data) : readStored(member, data, newCrc32)),
     inflate: (member, onData) => inflateMember(member, data, inflater, onData),
     close: () => reader.close(),
   };
@@ -160,7 +165,7 @@ function checkEntry(entry: Entry, seen: ReadonlyMap<string, ZipMember>, limits: 
  * the source and their CRC-32 is checked here (hashes.ts). Through zip.js's stream pipeline a
  * 200 KB member costs ~3× as much.
  */
-async function readStored(member: ZipMember, data: Blob | Uint8Array): Promise<Uint8Array> {
+async function readStored(member: ZipMember, data: Blob | Uint8Array, newCrc32?: NewCrc32): Promise<Uint8Array> {
   const { entry, name } = member;
   try {
     await entry.getData(new WritableStream(), { checkOverlappingEntryOnly: true, strictness: "strict" });
@@ -168,7 +173,7 @@ async function readStored(member: ZipMember, data: Blob | Uint8Array): Promise<U
     throw toArchiveError(error, name, true);
   }
   const bytes = await storedRange(member, data);
-  if ((await crc32(bytes)) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
+  if ((await crc32(bytes, newCrc32)) !== entry.crc32) throw new ArchiveError("crc", "CRC-32 of the data does not match the one stored", { member: name });
   return bytes;
 }
 
@@ -188,7 +193,7 @@ async function storedRange(member: ZipMember, data: Blob | Uint8Array): Promise<
  * `DecompressionStream` (on Node's thread pool), with its CRC-32 checked here: zip.js reads a
  * member in 64 KiB reads of the source, each a file read when the source is a file's Blob.
  */
-function inflateMember(member: ZipMember, data: Blob | Uint8Array, inflater: InflateRaw | "zip.js", onData?: (chunk: Uint8Array) => void): Inflating {
+function inflateMember(member: ZipMember, data: Blob | Uint8Array, inflater: Inflater | "zip.js", onData?: (chunk: Uint8Array) => void): Inflating {
   const declared = member.entry.uncompressedSize;
   const out = new Uint8Array(declared);
   let received = 0;
@@ -258,11 +263,17 @@ async function* compressedPieces(member: ZipMember, data: Blob | Uint8Array): As
   }
 }
 
+/** How a deflated member is inflated and checked outside zip.js. */
+interface Inflater {
+  inflateRaw: InflateRaw;
+  newCrc32: NewCrc32;
+}
+
 /** Inflates a deflated member's data into `sink`, checking its CRC-32. */
-async function inflateRange(member: ZipMember, data: Blob | Uint8Array, inflateRaw: InflateRaw, sink: WritableStream<Uint8Array>): Promise<void> {
+async function inflateRange(member: ZipMember, data: Blob | Uint8Array, { inflateRaw, newCrc32 }: Inflater, sink: WritableStream<Uint8Array>): Promise<void> {
   const { entry, name } = member;
   await entry.getData(new WritableStream(), { checkOverlappingEntryOnly: true, strictness: "strict" });
-  const crc = await crc32Incremental();
+  const crc = await newCrc32();
   const inflater = inflateRaw();
   const input = inflater.writable.getWriter();
   const output = inflater.readable.getReader();

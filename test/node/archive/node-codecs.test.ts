@@ -11,7 +11,8 @@ import { promisify } from "node:util";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BlobReader, ZipReader, Uint8ArrayWriter } from "@zip.js/zip.js";
-import { nodeArchiveCodecs, nodeDeflateSession } from "../../../adapters/node-fs/index.js";
+import { nodeArchiveCodecs, nodeCrc32, nodeDeflateSession } from "../../../adapters/node-fs/index.js";
+import { crc32 } from "../../../src/archive/hashes.js";
 import { importArchive, verifyArchive } from "../../../src/archive/index.js";
 import { SessionManager } from "../../../src/index.js";
 import { exportToBytes, noise, tempStore, user, assistant, type TempStore } from "./helpers.js";
@@ -47,6 +48,22 @@ describe("nodeDeflateSession", () => {
     // The noise is stored once (16 KiB, plus ~4 KiB for the zeros); a piece without the window
     // would store it twice (32 KiB and more).
     expect(compressed.length).toBeLessThan(24 << 10);
+  });
+});
+
+describe("nodeCrc32", () => {
+  it("is hash-wasm's CRC-32, whole and in pieces", async () => {
+    for (const size of [0, 1, 7, 64, 1000, 65_537, 1 << 20]) {
+      const data = noise(size, size + 1);
+      const expected = await crc32(data);
+      const whole = nodeCrc32();
+      whole.update(data);
+      expect(Number.parseInt(whole.hex(), 16)).toBe(expected);
+      const pieces = nodeCrc32();
+      for (let at = 0; at < size; at += 4093) pieces.update(data.subarray(at, at + 4093));
+      expect(pieces.hex()).toBe(whole.hex());
+      expect(await crc32(data, nodeCrc32)).toBe(expected);
+    }
   });
 });
 
@@ -95,6 +112,27 @@ describe("exportArchive with nodeArchiveCodecs", () => {
     expect(summary.blobs.written).toBe(1);
     const imported = await target.storage.read(summary.sessions[0]!.path);
     expect(Buffer.from(imported!).equals(Buffer.from(session))).toBe(true);
+  });
+
+  it("imports with nodeArchiveCodecs into the same bytes; a flipped byte in a stored blob fails its CRC-32, the store unchanged", async () => {
+    const fresh = await tempStore();
+    try {
+      const summary = await importArchive(fresh.storage, new Blob([archive as Uint8Array<ArrayBuffer>]), nodeArchiveCodecs);
+      expect(Buffer.from((await fresh.storage.read(summary.sessions[0]!.path))!).equals(Buffer.from(session))).toBe(true);
+    } finally {
+      await fresh.cleanup();
+    }
+    const at = Buffer.from(archive).indexOf(Buffer.from(image.subarray(0, 64)));
+    expect(at).toBeGreaterThan(0);
+    const damaged = archive.slice();
+    damaged[at + 25_000]! ^= 0x01;
+    const empty = await tempStore();
+    try {
+      await expect(importArchive(empty.storage, new Blob([damaged as Uint8Array<ArrayBuffer>]), nodeArchiveCodecs)).rejects.toMatchObject({ name: "ArchiveError", code: "crc" });
+      expect(await empty.storage.list("")).toEqual([]);
+    } finally {
+      await empty.cleanup();
+    }
   });
 
   it("passes Info-ZIP's `unzip -t` (CRC-32 of every member)", async () => {
