@@ -36,8 +36,12 @@ export type NewCrc32 = () => IncrementalHash | Promise<IncrementalHash>;
  * which runs off the main thread but first copies its whole input (a 50 MB session: +50 MB).
  */
 export async function sha256Of(bytes: Uint8Array, newSha256?: NewSha256): Promise<string> {
-  if (!newSha256) return sha256Hex(bytes);
-  const hash = await newSha256();
+  return newSha256 ? hexOf(bytes, newSha256) : sha256Hex(bytes);
+}
+
+/** The hex digest of `bytes` by a new incremental hash of `newHash`. */
+async function hexOf(bytes: Uint8Array, newHash: () => IncrementalHash | Promise<IncrementalHash>): Promise<string> {
+  const hash = await newHash();
   hash.update(bytes);
   return hash.hex();
 }
@@ -46,11 +50,7 @@ let sharedCrc32: Promise<IHasher> | undefined;
 
 /** The CRC-32 of `data`, unsigned, as zip headers store it; by `newCrc32`'s hash where given. */
 export async function crc32(data: Uint8Array, newCrc32?: NewCrc32): Promise<number> {
-  if (newCrc32) {
-    const hash = await newCrc32();
-    hash.update(data);
-    return Number.parseInt(hash.hex(), 16);
-  }
+  if (newCrc32) return Number.parseInt(await hexOf(data, newCrc32), 16);
   const hasher = await (sharedCrc32 ??= createCRC32());
   // init → update → digest without a pause: callers in between cannot share its state.
   return Number.parseInt(hasher.init().update(data).digest("hex"), 16);

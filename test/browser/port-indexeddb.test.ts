@@ -62,6 +62,16 @@ describePortConformance(
   { sync: true, locks: true, watch: true, secondPort: true },
 );
 
+/** Runs `body` with timers and Date faked (the idle merges' clock), real again afterwards. */
+async function withFakeClock(body: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  try {
+    await body();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe("indexeddb adapter", () => {
   it("a new port on the same database sees the files (reopen after reload)", async () => {
     const first = freshPort();
@@ -99,8 +109,7 @@ describe("indexeddb adapter", () => {
   });
 
   it("small appends add a record each; once the file is idle, a tail of 64 KiB or more merges into one; large appends add their own", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    try {
+    await withFakeClock(async () => {
       const port = freshPort();
       const KiB = 1024;
       const part = (letter: string) => new Uint8Array(20 * KiB).fill(letter.charCodeAt(0));
@@ -131,14 +140,11 @@ describe("indexeddb adapter", () => {
       vi.advanceTimersByTime(10 * MERGE_IDLE_MS);
       await port.read("s");
       expect((await rawRecords(dbNameOf(port), "s")).chunkKeys).toHaveLength(3);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("a writer that keeps writing puts the merge off; close runs it", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    try {
+    await withFakeClock(async () => {
       const port = freshPort();
       for (let i = 0; i < 6; i++) {
         await port.append("s", new Uint8Array(30 << 10).fill(97 + i));
@@ -154,14 +160,11 @@ describe("indexeddb adapter", () => {
       const bytes = (await reopened.read("s"))!;
       expect(bytes.length).toBe(180 << 10);
       expect([0, 1, 2, 3, 4, 5].map((i) => bytes[i * (30 << 10)])).toEqual([97, 98, 99, 100, 101, 102]);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("an append merges the tail itself before it would pass TAIL_LIMIT_BYTES, into records of at most CHUNK_BYTES", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    try {
+    await withFakeClock(async () => {
       const port = freshPort();
       const piece = TAIL_MERGE_BYTES - 4096; // small: a record each
       const fits = Math.floor(TAIL_LIMIT_BYTES / piece);
@@ -177,9 +180,7 @@ describe("indexeddb adapter", () => {
       expect(bytes.length).toBe(merged + piece);
       for (let i = 0; i < fits; i += 37) expect(bytes[i * piece + 17]).toBe(i % 251);
       expect(bytes[merged]).toBe(252);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("uses relaxed transactions, and a strict one for sync", async () => {
@@ -298,8 +299,7 @@ describe("indexeddb adapter", () => {
   });
 
   it("merges trailing records it wrote itself without reading them back; a new port reads them", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    try {
+    await withFakeClock(async () => {
       const port = freshPort();
       const lock = await port.acquireLock("s");
       const KiB = 1024;
@@ -321,9 +321,7 @@ describe("indexeddb adapter", () => {
       const expected = "abcdefgh".split("").map((letter) => letter.repeat(20 * KiB)).join("");
       expect(decode(await reopened.read("s"))).toBe(expected);
       expect((await rawRecords(dbNameOf(port), "s")).chunkKeys.map((key) => key[1])).toEqual([0, 80 * KiB]);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("group commit: flushes of several sessions issued while a transaction commits share the next one", async () => {

@@ -99,9 +99,9 @@ describe("crc32", () => {
   });
 });
 
-describe("forEachInOrder", () => {
-  const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+describe("forEachInOrder", () => {
   it("hands results over in item order, with at most `limit` items worked on at once", async () => {
     let running = 0;
     let most = 0;
@@ -145,8 +145,6 @@ describe("forEachInOrder", () => {
 });
 
 describe("inOrderAhead", () => {
-  const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
   it("yields results in item order, with at most `limit` items worked on while the caller holds one", async () => {
     let running = 0;
     let most = 0;
