@@ -120,7 +120,7 @@ const candidates: Candidate[] = [
     },
   },
   ...(["full", "column", "none"] as const).map((detail): Candidate => ({
-    name: `SQLite FTS5 (sqlite-wasm 3.54.1, contentless, detail=${detail})`,
+    name: `SQLite FTS5 (sqlite-wasm 3.50.4, contentless, detail=${detail})`,
     async build(docs) {
       const db = new sqlite3.oo1.DB(":memory:");
       db.exec(`CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1, detail=${detail}, tokenize='unicode61 remove_diacritics 0 tokenchars ''_''')`);

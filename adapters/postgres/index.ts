@@ -18,7 +18,7 @@
  * standbys configured, confirmed by them) before the commit returns; with `off` a server crash
  * may lose the last few hundred milliseconds of acknowledged commits (never a torn one).
  */
-import pg from "pg";
+import type pg from "pg";
 import {
   StorageError,
   checkByteRange,
@@ -37,14 +37,22 @@ import { NO_END, listQuery, readQuery, statQuery } from "./queries.js";
 import { changeChannel, checkSchemaName, ensureSchema } from "./schema.js";
 import { Writer, type Mutation } from "./writer.js";
 
-export { CHUNK_BYTES, SCHEMA_VERSION, TOP_UP_BYTES } from "./schema.js";
+/**
+ * The part of a `pg.Pool` the port uses; a `pg.Pool` is one. Declared here so that the package's
+ * types do not need `@types/pg`, and so that `pg` stays an optional peer dependency.
+ */
+export interface PostgresPool {
+  connect(): Promise<unknown>;
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  end(): Promise<void>;
+}
 
 export interface PostgresStorageOptions {
   /**
    * A connection string (`postgres://user@host:5432/db`), or a `pg.Pool` the caller owns (the
    * port takes up to two of its connections for as long as it lives, and never ends it).
    */
-  connection: string | pg.Pool;
+  connection: string | PostgresPool;
   /** The schema holding the store's tables, created on first use; default "sessionkit". */
   schema?: string;
   /** Size of the pool the port makes from a connection string; default 4. */
@@ -197,7 +205,7 @@ class PostgresPort implements PostgresStorage {
       const { connection } = this.options;
       let pool: pg.Pool;
       if (typeof connection === "string") {
-        pool = new pg.Pool({
+        pool = new (await loadPg()).Pool({
           connectionString: connection,
           max: this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
           // Names the writer in pg_stat_activity and in another writer's "locked" message.
@@ -207,7 +215,7 @@ class PostgresPort implements PostgresStorage {
         pool.on("error", () => {});
         this.ownPool = pool;
       } else {
-        pool = connection;
+        pool = connection as pg.Pool;
       }
       try {
         await ensureSchema(pool, this.schema);
@@ -222,6 +230,15 @@ class PostgresPort implements PostgresStorage {
       throw toStorageError(error, `open schema ${this.schema}`, "");
     });
     return this.ready;
+  }
+}
+
+/** `pg`, an optional peer dependency: needed only when the port makes its own pool. */
+async function loadPg(): Promise<typeof pg> {
+  try {
+    return (await import("pg")).default;
+  } catch (error) {
+    throw new StorageError("unsupported", "postgresStorage with a connection string needs the `pg` package: npm install pg", { cause: error });
   }
 }
 

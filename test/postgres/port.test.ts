@@ -1,7 +1,8 @@
 /** The postgres port: the shared conformance suite, then what is particular to it, on a real server. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import pg from "pg";
-import { CHUNK_BYTES, TOP_UP_BYTES, postgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
+import { postgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
+import { CHUNK_BYTES, TOP_UP_BYTES } from "../../adapters/postgres/schema.js";
 import { listQuery, readQuery } from "../../adapters/postgres/queries.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
 import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";

@@ -6,6 +6,7 @@
  * starts the CLI dozens of times.
  */
 import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleCliInto } from "../../scripts/cli-bundle.js";
@@ -26,6 +27,9 @@ export interface CliOptions {
   env?: Record<string, string>;
 }
 
+/** The file Node loads for `@sqlite.org/sqlite-wasm` (its exports' "node" condition). */
+const SQLITE_WASM_NODE_ENTRY = createRequire(import.meta.url).resolve("@sqlite.org/sqlite-wasm");
+
 /** Bundles the CLI into `dir`; returns the bundle's path. */
 export async function bundleCli(dir: string): Promise<string> {
   // SQLite's WASM build finds sqlite3.wasm beside its own module: a bundle in a temp dir loads it
@@ -35,7 +39,7 @@ export async function bundleCli(dir: string): Promise<string> {
       {
         name: "sqlite-wasm-in-place",
         setup(pluginBuild) {
-          pluginBuild.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: join(REPO, "node_modules/@sqlite.org/sqlite-wasm/dist/node.mjs"), external: true }));
+          pluginBuild.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: SQLITE_WASM_NODE_ENTRY, external: true }));
         },
       },
     ],
