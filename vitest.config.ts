@@ -28,6 +28,17 @@ export default defineConfig({
       },
       {
         test: {
+          name: "consumers",
+          include: ["test/consumers/**/*.test.ts"],
+          environment: "node",
+          // `npm pack` (which builds everything) and one consumer project with the tarball installed.
+          globalSetup: ["test/consumers/global-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
           testTimeout: 60_000,

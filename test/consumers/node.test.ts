@@ -1,0 +1,96 @@
+/**
+ * The installed package in Node: the README's Node quick start runs as a user's ES module, and
+ * `npx sessionkit` serves the viewer and writes an HTML export, as from the repository.
+ */
+import { spawn } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { transform } from "esbuild";
+import { describe, expect, inject, it } from "vitest";
+import { REPO, runOk } from "./consumer.js";
+
+const consumer = inject("consumer");
+
+/** The README's first ```ts sample that uses the node-fs adapter. */
+async function readmeNodeSample(): Promise<string> {
+  const readme = await readFile(join(REPO, "README.md"), "utf8");
+  const samples = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+  const sample = samples.find((code) => code.includes('"sessionkit/adapters/node-fs"'));
+  if (!sample) throw new Error("README.md has no ```ts sample importing sessionkit/adapters/node-fs");
+  return sample;
+}
+
+/** A pi session file of the corpus, stored under `root` as pi lays it out. */
+async function storeWithOneSession(): Promise<{ root: string; id: string }> {
+  const root = await mkdtemp(join(tmpdir(), "sessionkit-consumer-store-"));
+  const corpus = join(REPO, "test/fixtures/corpus/badlogic__pi-mono");
+  const file = (await readdir(corpus)).find((name) => name.endsWith(".jsonl"))!;
+  const dir = join(root, "sessions", "--home-user-project--");
+  await mkdir(dir, { recursive: true });
+  await copyFile(join(corpus, file), join(dir, file));
+  const header = JSON.parse((await readFile(join(dir, file), "utf8")).split("\n", 1)[0]!) as { id: string };
+  return { root, id: header.id };
+}
+
+describe("the package in Node", () => {
+  it("runs the README's Node sample as an ES module", async () => {
+    const { code } = await transform(await readmeNodeSample(), { loader: "ts", format: "esm", target: "node20" });
+    const dir = join(consumer, "readme-sample");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "sample.mjs"), code);
+    const home = await mkdtemp(join(tmpdir(), "sessionkit-consumer-home-"));
+    const result = await runOk("node", ["sample.mjs"], dir, { HOME: home, PI_CODING_AGENT_DIR: "" });
+    expect(result.stderr).toBe("");
+    expect(result.stdout.trim()).toMatch(/^[0-9a-f]{8} 2 hi$/);
+    const projects = await readdir(join(home, ".pi/agent/sessions"));
+    expect(projects).toHaveLength(1);
+  });
+
+  it("npx sessionkit --help and ls work from the installed bin", async () => {
+    const help = await runOk("npx", ["--no-install", "sessionkit", "--help"], consumer);
+    expect(help.stdout).toContain("Usage: sessionkit");
+    const { root } = await storeWithOneSession();
+    const ls = await runOk("npx", ["--no-install", "sessionkit", "--root", root, "ls", "--all", "--json"], consumer);
+    expect(JSON.parse(ls.stdout)).toHaveLength(1);
+  });
+
+  it("npx sessionkit export --html writes a page holding the session", async () => {
+    const { root, id } = await storeWithOneSession();
+    const out = join(await mkdtemp(join(tmpdir(), "sessionkit-consumer-html-")), "session.html");
+    await runOk("npx", ["--no-install", "sessionkit", "--root", root, "export", id.slice(0, 8), "--html", "-o", out], consumer);
+    const html = await readFile(out, "utf8");
+    expect(html).toContain("<title>");
+    expect(html).toContain(id);
+    expect((await stat(out)).size).toBeGreaterThan(100_000);
+  });
+
+  it("npx sessionkit serve shows the viewer and lists the store", async () => {
+    const { root } = await storeWithOneSession();
+    const server = spawn("npx", ["--no-install", "sessionkit", "serve", "--root", root, "--port", "0"], { cwd: consumer, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const exited = new Promise((resolve) => server.once("exit", resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        let err = "";
+        server.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /sessionkit serve: (http:\/\/\S+)/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        server.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()));
+        server.once("exit", (code) => reject(new Error(`serve exited ${code} before printing its URL\n${err}`)));
+      });
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("<title>sessionkit viewer</title>");
+      const address = new URL(url);
+      const stores = (await (await fetch(new URL(`/api/stores${address.search}`, address))).json()) as { label: string }[];
+      expect(stores.map((store) => store.label)).toEqual([root]);
+    } finally {
+      // Ctrl+C reaches npx and the server it started: the whole process group.
+      process.kill(-server.pid!, "SIGINT");
+      await exited;
+    }
+  });
+});
