@@ -30,6 +30,7 @@ export { breadcrumbPath, readBreadcrumb, writeBreadcrumb, BREADCRUMB_DIR, type T
 export { sideFolderOf } from "./session/relocate.js";
 export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
 export { searchSessions, type SearchOptions, type SearchHit } from "./search/search.js";
+export { configureSqlite, type SqliteOptions } from "./search/sqlite.js";
 export { SEARCH_SOURCES, DEFAULT_SOURCES, type SearchSource } from "./search/text.js";
 export { SEARCH_DIR, type RefreshCounter as SearchIndexProgress } from "./search/search-index.js";
 export { PromptHistory, PROMPT_HISTORY_FILE, clampLimit, type PromptHistoryOptions } from "./history/prompt-history.js";

@@ -14,6 +14,12 @@ export { DEFAULT_OPFS_ROOT, opfsChangesChannel, opfsWorkerStorage, type OpfsLoca
 export interface OpfsStorageOptions extends OpfsLocation {
   /** How long a call waits for the worker before failing with "io"; default 30 s. */
   timeoutMs?: number;
+  /**
+   * Where the page serves the storage worker (the package's dist/adapters/opfs/sessionkit-opfs-worker.js,
+   * one file without imports). Only needed where the bundler does not emit the worker itself and the
+   * file is not copied beside the bundle (see the README's bundler notes).
+   */
+  workerUrl?: string | URL;
 }
 
 /**
@@ -24,8 +30,14 @@ const WORKER_CHUNK_BYTES = 4 << 20;
 
 export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
   if (typeof Worker === "undefined") throw new StorageError("unsupported", "opfsStorage needs Web Workers");
-  const { timeoutMs, ...location } = options ?? {};
-  const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: encodeWorkerName(location) });
+  const { timeoutMs, workerUrl, ...location } = options ?? {};
+  const name = encodeWorkerName(location);
+  // The literal `new Worker(new URL("./…", import.meta.url))` is what Vite, webpack and Rollup's
+  // plugins look for to emit the worker; in dist the file is one bundle, which esbuild users copy.
+  const worker =
+    workerUrl === undefined
+      ? new Worker(new URL("./sessionkit-opfs-worker.js", import.meta.url), { type: "module", name })
+      : new Worker(workerUrl, { type: "module", name });
   const client = rpcClientStorage(worker, { kind: "opfs", chunkBytes: WORKER_CHUNK_BYTES, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
   // The worker reports every change it makes on the directory's channel; so do other tabs' workers.
   const changes = new BroadcastChanges(opfsChangesChannel(location));

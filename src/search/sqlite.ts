@@ -8,20 +8,53 @@ import type { Database, Sqlite3Static } from "@sqlite.org/sqlite-wasm";
 
 export type { Database };
 
+export interface SqliteOptions {
+  /**
+   * Where the page serves sqlite3.wasm (the package's dist/src/search/sqlite3.wasm). Only needed
+   * where the bundler does not emit it and the file is not copied beside the bundle (see the
+   * README's bundler notes). In Node a `file:` URL or a path.
+   */
+  wasmUrl?: string | URL;
+}
+
+let configuredWasmUrl: string | undefined;
 let loading: Promise<Sqlite3Static> | undefined;
+
+/** Sets where SQLite's WebAssembly comes from; before the first search or history read. */
+export function configureSqlite(options: SqliteOptions): void {
+  if (loading) throw new Error("configureSqlite: SQLite is already loaded; call it before the first search or history read");
+  configuredWasmUrl = options.wasmUrl === undefined ? undefined : String(options.wasmUrl);
+}
+
+/**
+ * sqlite3.wasm beside this module: in dist a copy of the package's, which every bundler sees
+ * through this `new URL` (esbuild leaves it relative to the bundle). Undefined on disk (Node), where
+ * node.mjs reads the file beside itself (a bundled CLI has no copy beside it).
+ */
+function bundledWasmUrl(): string | undefined {
+  const url = new URL("./sqlite3.wasm", import.meta.url);
+  return url.protocol === "file:" ? undefined : url.href;
+}
+
+/** Emscripten's module options; the package's typings leave sqlite3InitModule's parameter out. */
+type InitModule = (options?: { locateFile: (file: string, prefix: string) => string }) => Promise<Sqlite3Static>;
 
 export function loadSqlite(): Promise<Sqlite3Static> {
   loading ??= import("@sqlite.org/sqlite-wasm")
-    .then(({ default: sqlite3InitModule }) => sqlite3InitModule())
+    .then(({ default: sqlite3InitModule }) => {
+      const wasmUrl = configuredWasmUrl ?? bundledWasmUrl();
+      if (wasmUrl === undefined) return sqlite3InitModule();
+      return (sqlite3InitModule as InitModule)({ locateFile: (file, prefix) => (file === "sqlite3.wasm" ? wasmUrl : prefix + file) });
+    })
     .then((sqlite3) => {
       // Failed statements throw; the library's console warning about each one is noise here.
       sqlite3.config.warn = () => {};
       return sqlite3;
     })
     .catch((error: unknown) => {
-    loading = undefined; // let a later call try again
-    throw error;
-  });
+      loading = undefined; // let a later call try again
+      throw error;
+    });
   return loading;
 }
 

@@ -168,7 +168,7 @@ describe("opfs adapter", () => {
   it("an append and the sync after it travel to the worker as one message and come back as one", async () => {
     // The page side of opfsStorage(), built here so that its worker's messages can be watched.
     const root = `${testRoot}/${crypto.randomUUID()}`;
-    const worker = new Worker(new URL("../../adapters/opfs/worker.js", import.meta.url), { type: "module", name: encodeWorkerName({ root }) });
+    const worker = new Worker(new URL("../../adapters/opfs/sessionkit-opfs-worker.js", import.meta.url), { type: "module", name: encodeWorkerName({ root }) });
     const port = rpcClientStorage(worker);
     try {
       await port.append("s", text("a"));
