@@ -10,9 +10,9 @@ export type { Database };
 
 export interface SqliteOptions {
   /**
-   * Where the page serves sqlite3.wasm (the package's dist/src/search/sqlite3.wasm). Only needed
-   * where the bundler does not emit it and the file is not copied beside the bundle (see the
-   * README's bundler notes). In Node a `file:` URL or a path.
+   * Where the page serves sqlite3.wasm (a copy is in the package at dist/src/search/sqlite3.wasm).
+   * Only needed where the bundler does not emit it and the file is not copied beside the bundle
+   * (see the README's bundler notes). In Node a `file:` URL or a path.
    */
   wasmUrl?: string | URL;
 }
@@ -26,23 +26,16 @@ export function configureSqlite(options: SqliteOptions): void {
   configuredWasmUrl = options.wasmUrl === undefined ? undefined : String(options.wasmUrl);
 }
 
-/**
- * sqlite3.wasm beside this module: in dist a copy of the package's, which every bundler sees
- * through this `new URL` (esbuild leaves it relative to the bundle). Undefined on disk (Node), where
- * node.mjs reads the file beside itself (a bundled CLI has no copy beside it).
- */
-function bundledWasmUrl(): string | undefined {
-  const url = new URL("./sqlite3.wasm", import.meta.url);
-  return url.protocol === "file:" ? undefined : url.href;
-}
-
 /** Emscripten's module options; the package's typings leave sqlite3InitModule's parameter out. */
 type InitModule = (options?: { locateFile: (file: string, prefix: string) => string }) => Promise<Sqlite3Static>;
 
 export function loadSqlite(): Promise<Sqlite3Static> {
   loading ??= import("@sqlite.org/sqlite-wasm")
     .then(({ default: sqlite3InitModule }) => {
-      const wasmUrl = configuredWasmUrl ?? bundledWasmUrl();
+      // Without a configured URL the package finds sqlite3.wasm beside its own module, through a
+      // `new URL("sqlite3.wasm", import.meta.url)` that Vite and webpack rewrite, and that points
+      // beside the bundle in esbuild's output (where the README has it copied).
+      const wasmUrl = configuredWasmUrl;
       if (wasmUrl === undefined) return sqlite3InitModule();
       return (sqlite3InitModule as InitModule)({ locateFile: (file, prefix) => (file === "sqlite3.wasm" ? wasmUrl : prefix + file) });
     })
