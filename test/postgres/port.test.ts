@@ -4,7 +4,7 @@ import pg from "pg";
 import { CHUNK_BYTES, TOP_UP_BYTES, postgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { listQuery, readQuery } from "../../adapters/postgres/queries.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
-import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
+import { describePortConformance, expectStorageError } from "../../src/testing/index.js";
 import { dropSchema, freshSchema, openStorage, pgUrl, sql } from "./helpers.js";
 
 const encoder = new TextEncoder();

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SessionManager, encodeJsonl, isSessionError, type FollowUpdate, type SessionFollow, type StoragePort } from "../../src/index.js";
 import { countingPort } from "./counting-port.js";
 import { assistantMsg, userMsg } from "./messages.js";
-import { waitFor } from "./wait.js";
+import { waitFor } from "../../src/testing/index.js";
 
 export interface FollowStorage {
   /** The port the writer uses. */
