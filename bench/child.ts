@@ -8,7 +8,8 @@ import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
-import { SessionManager, CATALOG_DIR, type StoragePort } from "../src/index.js";
+import { SessionManager, type StoragePort } from "../src/index.js";
+import { CATALOG_DIR } from "../src/session/listing.js";
 import { collectGarbage, MEASURED_LINE } from "./lib/measure.js";
 import { peakRss } from "./lib/peak-rss.js";
 

@@ -6,7 +6,7 @@
 import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import nodePath from "node:path";
-import type { StoreLayout } from "../src/index.js";
+import type { StoreLayout } from "../src/session/paths.js";
 import type { DatabaseStore } from "./store.js";
 
 export const AGENTS = ["pi", "omp", "xcsh", "indusagi", "operator"] as const;

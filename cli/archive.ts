@@ -8,19 +8,10 @@ import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises"
 import nodePath from "node:path";
 import { Writable } from "node:stream";
 import { nodeArchiveCodecs, nodeFsStorage } from "../adapters/node-fs/index.js";
-import {
-  exportArchive,
-  importArchive,
-  importSessionFiles,
-  isArchiveError,
-  verifyArchive,
-  type ArchiveError,
-  type ExportSummary,
-  type ImportOptions,
-  type ImportSummary,
-  type SessionFileInput,
-  type VerifySummary,
-} from "../src/index.js";
+import { exportArchive, type ExportSummary } from "../src/archive/export.js";
+import { importArchive, importSessionFiles, type ImportOptions, type ImportSummary, type SessionFileInput } from "../src/archive/import.js";
+import { isArchiveError, type ArchiveError } from "../src/archive/errors.js";
+import { verifyArchive, type VerifySummary } from "../src/archive/verify.js";
 import { discoverAgentStores, storeAt, type AgentStore } from "./agent-stores.js";
 import { lookupContext, type Run } from "./commands.js";
 import { CliError } from "./errors.js";

@@ -1,6 +1,7 @@
 /** The command line: one command, its arguments and flags (node:util parseArgs, strict). */
 import { parseArgs } from "node:util";
-import { SEARCH_SOURCES, type ConflictPolicy, type SearchSource } from "../src/index.js";
+import { SEARCH_SOURCES, type SearchSource } from "../src/search/text.js";
+import type { ConflictPolicy } from "../src/archive/import.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
 import { UsageError } from "./errors.js";
 

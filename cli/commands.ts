@@ -2,7 +2,11 @@
 import { stat } from "node:fs/promises";
 import os from "node:os";
 import nodePath from "node:path";
-import { dialectName, headerVersion, readSessionFile, SessionManager, type SessionInfo } from "../src/index.js";
+import { dialectName } from "../src/format/dialect.js";
+import { headerVersion } from "../src/format/migrate.js";
+import { readSessionFile } from "../src/format/session-file.js";
+import { SessionManager } from "../src/session/session-manager.js";
+import type { SessionInfo } from "../src/format/types.js";
 import { AGENTS, discoverAgentStores, storeAt, tildePath, type AgentName, type AgentStore } from "./agent-stores.js";
 import type { ParsedCommand } from "./args.js";
 import { CliError } from "./errors.js";

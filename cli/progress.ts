@@ -2,7 +2,8 @@
  * Progress on stderr. On a terminal: one line rewritten in place and erased at the end.
  * Elsewhere (a log, a pipe) only for large work, as a few plain lines.
  */
-import type { ArchiveProgress, SearchIndexProgress } from "../src/index.js";
+import type { ArchiveProgress } from "../src/archive/verify.js";
+import type { RefreshCounter as SearchIndexProgress } from "../src/search/search-index.js";
 
 /** More items than this make work worth reporting when stderr is not a terminal. */
 export const LARGE_LISTING = 50;

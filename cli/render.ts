@@ -1,5 +1,6 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
-import { BLOB_REF_PREFIX, type AgentMessage, type SessionContext, type SessionEntry, type SessionInfo, type SessionTreeNode } from "../src/index.js";
+import { BLOB_REF_PREFIX } from "../src/blobs/blob-store.js";
+import type { AgentMessage, SessionContext, SessionEntry, SessionInfo, SessionTreeNode } from "../src/format/types.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
 const OUTPUT_LINES = 12;

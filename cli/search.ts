@@ -1,7 +1,10 @@
 /** The search and history commands, over the stores a command reads (see Run.stores). */
 import nodePath from "node:path";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
-import { PromptHistory, searchSessions, storeSessionDir, type HistoryEntry, type SearchHit } from "../src/index.js";
+import { PromptHistory } from "../src/history/prompt-history.js";
+import { searchSessions, type SearchHit } from "../src/search/search.js";
+import { storeSessionDir } from "../src/session/paths.js";
+import type { HistoryEntry } from "../src/history/history-db.js";
 import type { AgentName } from "./agent-stores.js";
 import type { Run } from "./commands.js";
 import { searchProgress } from "./progress.js";

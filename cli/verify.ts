@@ -1,7 +1,12 @@
 /**
  * `verify`: everything wrong with a session file, each with its line number, read-only.
  */
-import { BlobStore, collectBlobRefs, dialectName, headerVersion, parseBlobRef, readSessionFile, type LineProblem, type SessionDialect } from "../src/index.js";
+import { BlobStore, parseBlobRef } from "../src/blobs/blob-store.js";
+import { collectBlobRefs } from "../src/blobs/images.js";
+import { dialectName, type SessionDialect } from "../src/format/dialect.js";
+import { headerVersion } from "../src/format/migrate.js";
+import { readSessionFile } from "../src/format/session-file.js";
+import type { LineProblem } from "../src/format/jsonl-reader.js";
 import { CliError } from "./errors.js";
 import { asCliError, type SessionFileRef } from "./store.js";
 

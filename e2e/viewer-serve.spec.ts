@@ -18,7 +18,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { expect, test, type Page } from "@playwright/test";
 import { storeCacheDir } from "../cli/store-cache.js";
-import { sessionDirFor, sessionFileName } from "../src/index.js";
+import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
 import { SAMPLE_TITLE, checkDeepLinks, checkExportedSample, checkFiltersAndSearch, checkSampleSession, entries, offlinePage, readZip, sessionItems, sessionJsonl, settled } from "./viewer-helpers.js";
 
 const SAMPLE_ID = "01a1fdb6-afa5-7759-826c-c53a82e15421";

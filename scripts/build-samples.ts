@@ -13,16 +13,10 @@ import nodePath from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { deflateSync, crc32 } from "node:zlib";
 import { nodeFsStorage, type NodeFsStorage } from "../adapters/node-fs/index.js";
-import {
-  bytesToBase64,
-  SessionManager,
-  sessionDirFor,
-  sessionFileName,
-  joinPath,
-  type AgentMessage,
-  type ImageContent,
-  type SessionHeader,
-} from "../src/index.js";
+import { bytesToBase64 } from "../src/blobs/base64.js";
+import { SessionManager, type AgentMessage, type ImageContent, type SessionHeader } from "../src/index.js";
+import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
+import { joinPath } from "../src/port.js";
 
 const REPO = nodePath.resolve(nodePath.dirname(fileURLToPath(import.meta.url)), "..");
 export const LEGACY_SOURCE = nodePath.join(REPO, "test/fixtures/corpus/badlogic__pi-mono/large-session.jsonl");

@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { chromium, type Page } from "playwright";
 import { startServe } from "../cli/serve/server.js";
-import { sessionDirFor, sessionFileName } from "../src/index.js";
+import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
 import { ensureViewerSession } from "../bench/browser/viewer-data.js";
 import { chromiumArgs, chromiumExecutable } from "../chromium.config.js";
 import { buildSamples } from "./build-samples.js";

@@ -1,41 +1,94 @@
-export * from "./port.js";
-export * from "./errors.js";
-export * from "./format/types.js";
-export { checkEntry, sessionHeaderSchema, agentMessageSchema } from "./format/schema.js";
-export { scanJsonl, splitGluedObjects, type JsonlScan, type JsonlTail, type LineSpan, type LineProblem, type LineProblemKind } from "./format/jsonl-reader.js";
-export { readSessionFile, encodeJsonl, encodeSessionFile, decodeHeader, type LoadedSessionFile, type SessionFileRead } from "./format/session-file.js";
-export { decodeRecord, encodeRecord, detectDialect, dialectName, completeSeed003Entry, DialectError, SEED003_HEADER_TYPE, type SessionDialect } from "./format/dialect.js";
-export { migrateRecords, headerVersion } from "./format/migrate.js";
-export { createEntryId, createSessionId } from "./format/ids.js";
-export { BlobStore, BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "./blobs/blob-store.js";
-export { externalizeImages, resolveImages, collectBlobRefs, EXTERNALIZE_MIN_BASE64 } from "./blobs/images.js";
-export { base64ToBytes, bytesToBase64 } from "./blobs/base64.js";
-export { buildSessionContext, pathToRoot, lastLeafId, type ContextOptions } from "./session/context.js";
-export { buildTree } from "./session/tree.js";
-export { prepareValueForPersistence, truncateForPersistence, MAX_PERSIST_CHARS, TRUNCATION_NOTICE } from "./session/persist-transform.js";
+/**
+ * `sessionkit`: the application API. Sessions (SessionManager), listing, search, prompt history,
+ * archives, following a session another process writes, and the types and errors these hand out.
+ * A storage comes from an adapter (`sessionkit/adapters/*`); writing one: `sessionkit/adapter-kit`.
+ * Everything here is a deliberate choice: test/node/package-exports.test.ts lists it.
+ */
+
+// Sessions
+export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
+export type { TerminalBreadcrumb } from "./session/breadcrumbs.js";
+export type { StoreLayout } from "./session/paths.js";
+export type { SessionDialect } from "./format/dialect.js";
+export type { LineProblem, LineProblemKind } from "./format/jsonl-reader.js";
+export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
+
+// The session format: header, entries, messages, and what is built from them
 export {
-  sessionDirFor,
-  sessionFileName,
-  seed003FileName,
-  storeSessionDir,
-  storeSessionFileName,
-  layoutDialect,
-  sameCwd,
-  SESSIONS_DIR,
-  STORE_LAYOUTS,
-  type StoreLayout,
-} from "./session/paths.js";
-export { getRecentSessions, formatTimeAgo, sanitizeName, type RecentSessionInfo, type RecentSessionsOptions } from "./session/recent.js";
-export { breadcrumbPath, readBreadcrumb, writeBreadcrumb, BREADCRUMB_DIR, type TerminalBreadcrumb } from "./session/breadcrumbs.js";
-export { sideFolderOf } from "./session/relocate.js";
-export { listSessions, listAllSessions, findMostRecentSession, CATALOG_DIR, type ListOptions } from "./session/listing.js";
+  CURRENT_SESSION_VERSION,
+  type SessionHeader,
+  type TextContent,
+  type ImageContent,
+  type AgentMessage,
+  type MessageEntry,
+  type ThinkingLevelChangeEntry,
+  type ModelChangeEntry,
+  type CompactionEntry,
+  type BranchSummaryEntry,
+  type CustomEntry,
+  type CustomMessageEntry,
+  type LabelEntry,
+  type SessionInfoEntry,
+  type TtsrInjectionEntry,
+  type SessionInitEntry,
+  type ModeChangeEntry,
+  type LeafEntry,
+  type KnownSessionEntry,
+  type SessionEntry,
+  type SessionTreeNode,
+  type ContextModel,
+  type SessionContext,
+  type SessionInfo,
+} from "./format/types.js";
+export { buildSessionContext, type ContextOptions } from "./session/context.js";
+export { buildTree } from "./session/tree.js";
+
+// Listing
+export { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./session/listing.js";
+export { getRecentSessions, type RecentSessionInfo, type RecentSessionsOptions } from "./session/recent.js";
+
+// Search
 export { searchSessions, type SearchOptions, type SearchHit } from "./search/search.js";
 export { configureSqlite, type SqliteOptions } from "./search/sqlite.js";
 export { SEARCH_SOURCES, DEFAULT_SOURCES, type SearchSource } from "./search/text.js";
-export { SEARCH_DIR, type RefreshCounter as SearchIndexProgress } from "./search/search-index.js";
-export { PromptHistory, PROMPT_HISTORY_FILE, clampLimit, type PromptHistoryOptions } from "./history/prompt-history.js";
-export { readHistoryDb, HistoryError, HISTORY_DB, type HistoryEntry, type HistoryErrorCode } from "./history/history-db.js";
-export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
+export type { RefreshCounter as SearchIndexProgress } from "./search/search-index.js";
+
+// Prompt history
+export { PromptHistory, type PromptHistoryOptions } from "./history/prompt-history.js";
+export { readHistoryDb, HistoryError, type HistoryEntry, type HistoryErrorCode } from "./history/history-db.js";
+
+// Following a session file another process appends to
 export { SessionTail, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow, type TailRead } from "./session/follow.js";
-export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";
-export * from "./archive/index.js";
+
+// Archives
+export { exportArchive, type ExportOptions, type ExportSessionSpec, type ExportSummary } from "./archive/export.js";
+export {
+  importArchive,
+  importSessionFiles,
+  type ConflictPolicy,
+  type ImportAction,
+  type ImportedSession,
+  type ImportOptions,
+  type ImportSummary,
+  type SessionFileInput,
+} from "./archive/import.js";
+export { verifyArchive, type ArchiveProgress, type ReadArchiveOptions, type VerifySummary } from "./archive/verify.js";
+export type { ArchiveSource } from "./archive/zip-read.js";
+export { DEFAULT_LIMITS, type ArchiveLimits } from "./archive/limits.js";
+export { ArchiveError, isArchiveError, type ArchiveErrorCode } from "./archive/errors.js";
+
+// Errors
+export { SessionError, isSessionError, type SessionErrorCode } from "./errors.js";
+
+// Storage: what an adapter hands the functions above (implementing one: sessionkit/adapter-kit)
+export {
+  StorageError,
+  isStorageError,
+  type StorageErrorCode,
+  type StoragePort,
+  type FileStat,
+  type DirEntry,
+  type ByteRange,
+  type StorageLock,
+  type StorageWatch,
+} from "./port.js";

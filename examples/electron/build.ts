@@ -1,6 +1,8 @@
 /**
  * Bundles the example for Electron into examples/electron/dist: main (ESM), preload (CommonJS: a
- * sandboxed preload cannot load modules) and the page's script; `electron` stays external.
+ * sandboxed preload cannot load modules) and the page's script; `electron` stays external. The
+ * example imports `sessionkit/…` as an app would; in the repo, esbuild resolves those through
+ * tsconfig.json's `paths` (to the sources), as `tsc` does.
  *   npx tsx examples/electron/build.ts && npx electron examples/electron/dist/main.js
  */
 import { copyFile, mkdir } from "node:fs/promises";

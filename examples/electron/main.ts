@@ -2,8 +2,8 @@
 import { app, BrowserWindow, ipcMain } from "electron";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
-import { serveStorageOverIpc } from "../../adapters/electron/main.js";
-import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { serveStorageOverIpc } from "sessionkit/adapters/electron/main";
+import { nodeFsStorage } from "sessionkit/adapters/node-fs";
 
 const here = nodePath.dirname(fileURLToPath(import.meta.url));
 

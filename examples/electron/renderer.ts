@@ -1,6 +1,6 @@
 /** The example's page: a SessionManager on the main process's files, through the bridge. */
-import { electronStorage } from "../../adapters/electron/renderer.js";
-import { SessionManager } from "../../src/index.js";
+import { electronStorage } from "sessionkit/adapters/electron/renderer";
+import { SessionManager } from "sessionkit";
 
 const storage = electronStorage();
 const output = document.querySelector("#output")!;

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { ArchiveError, exportArchive, importArchive, importSessionFiles, verifyArchive, type ExportSummary, type ImportSummary } from "../../src/archive/index.js";
-import { SessionManager, bytesToBase64, sha256Hex, type StoragePort } from "../../src/index.js";
+import { SessionManager, type StoragePort } from "../../src/index.js";
+import { bytesToBase64 } from "../../src/blobs/base64.js";
+import { sha256Hex } from "../../src/blobs/blob-store.js";
 import { patchField, rebuildZip, zipMembers } from "../shared/zip-fixtures.js";
 
 const CWD = "/home/me/project";

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commands } from "vitest/browser";
 import { indexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { opfsStorage } from "../../adapters/opfs/index.js";
-import { base64ToBytes, sha256Hex, type StoragePort } from "../../src/index.js";
+import { base64ToBytes } from "../../src/blobs/base64.js";
+import { sha256Hex } from "../../src/blobs/blob-store.js";
+import type { StoragePort } from "../../src/index.js";
 import { CORPUS_DIR_FROM_PROJECT_ROOT, PI_REFERENCE_NAME, describeCorpusMatchesPi, type PiReferenceFile } from "../shared/corpus-observe.js";
 
 async function readCorpusFile(name: string, encoding: "utf8" | "base64"): Promise<string> {

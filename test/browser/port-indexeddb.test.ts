@@ -4,7 +4,7 @@ import { CHUNK_BYTES, MERGE_IDLE_MS, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, indexed
 import { SessionManager } from "../../src/index.js";
 import { isStorageError } from "../../src/port.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
-import { describePortConformance } from "../shared/port-conformance.js";
+import { describePortConformance } from "../../src/testing/index.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
 
 const text = (s: string) => new TextEncoder().encode(s);

@@ -1,4 +1,4 @@
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { describePortConformance } from "../shared/port-conformance.js";
+import { describePortConformance } from "../../src/testing/index.js";
 
 describePortConformance("memory (in Chromium)", async () => ({ port: memoryStorage() }));

@@ -4,7 +4,7 @@ import { encodeWorkerName } from "../../adapters/opfs/worker-config.js";
 import { rpcClientStorage } from "../../adapters/rpc/index.js";
 import { SessionManager } from "../../src/index.js";
 import { isStorageError } from "../../src/port.js";
-import { describePortConformance } from "../shared/port-conformance.js";
+import { describePortConformance } from "../../src/testing/index.js";
 import { deleteBucket, openSmallBucket } from "./storage-quota.js";
 
 const text = (s: string) => new TextEncoder().encode(s);

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { indexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { opfsStorage } from "../../adapters/opfs/index.js";
-import { PromptHistory, SEARCH_DIR, SessionManager, searchSessions, type StoragePort } from "../../src/index.js";
+import { PromptHistory, SessionManager, searchSessions, type StoragePort } from "../../src/index.js";
+import { SEARCH_DIR } from "../../src/search/search-index.js";
 
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 

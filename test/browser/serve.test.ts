@@ -8,10 +8,9 @@ import { httpStorage, listServedStores } from "../../adapters/rpc/http.js";
 import { SessionManager, type FollowUpdate } from "../../src/index.js";
 import { countingPort } from "../shared/counting-port.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
-import { describePortConformance } from "../shared/port-conformance.js";
+import { describePortConformance, waitFor } from "../../src/testing/index.js";
 import { below } from "../shared/prefixed-port.js";
 import { describeSessionManagerSuite } from "../shared/session-suite.js";
-import { waitFor } from "../shared/wait.js";
 
 const started: string[] = [];
 afterAll(async () => {

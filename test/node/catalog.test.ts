@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { CATALOG_DIR, scanJsonl, SessionManager, type LineSpan } from "../../src/index.js";
+import { CATALOG_DIR } from "../../src/session/listing.js";
+import { scanJsonl, type LineSpan } from "../../src/format/jsonl-reader.js";
+import { SessionManager } from "../../src/index.js";
 
 const DIR = "sessions/--cat--";
 const encode = (text: string) => new TextEncoder().encode(text);

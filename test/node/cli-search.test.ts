@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { PromptHistory, SEARCH_DIR, SessionManager, searchSessions } from "../../src/index.js";
+import { PromptHistory, SessionManager, searchSessions } from "../../src/index.js";
+import { SEARCH_DIR } from "../../src/search/search-index.js";
 import { bundleCli, runCli, type CliResult } from "../shared/cli-runner.js";
 
 let dir: string;

@@ -15,16 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { discoverAgentStores, storeAt } from "../../cli/agent-stores.js";
 import { cacheRoot, KIT_DIR, storeCacheDir } from "../../cli/store-cache.js";
-import {
-  CATALOG_DIR,
-  encodeSessionFile,
-  readSessionFile,
-  seed003FileName,
-  sessionDirFor,
-  sessionFileName,
-  verifyArchive,
-  type SessionHeader,
-} from "../../src/index.js";
+import { CATALOG_DIR } from "../../src/session/listing.js";
+import { encodeSessionFile, readSessionFile } from "../../src/format/session-file.js";
+import { seed003FileName, sessionDirFor, sessionFileName } from "../../src/session/paths.js";
+import { verifyArchive, type SessionHeader } from "../../src/index.js";
 import { bundleCli, runCli, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 

@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSamples, LEGACY_SOURCE, type SampleSession, type SampleStore } from "../../scripts/build-samples.js";
 import { stringifyJson, writeJson } from "../../cli/json.js";
-import { base64ToBytes, buildSessionContext, SessionManager, sha256Hex, type SessionInfo, type SessionTreeNode } from "../../src/index.js";
+import { base64ToBytes } from "../../src/blobs/base64.js";
+import { buildSessionContext, SessionManager, type SessionInfo, type SessionTreeNode } from "../../src/index.js";
+import { sha256Hex } from "../../src/blobs/blob-store.js";
 import { bundleCli, REPO, runCli, type CliOptions, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 

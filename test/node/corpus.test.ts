@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { encodeJsonl, readSessionFile, SessionManager } from "../../src/index.js";
+import { encodeJsonl, readSessionFile } from "../../src/format/session-file.js";
+import { SessionManager } from "../../src/index.js";
 import { CORPUS_DIR, loadPiReference } from "../shared/corpus.js";
 import { describeCorpusMatchesPi, PARSE_MODES, type ParseMode } from "../shared/corpus-observe.js";
 

@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { bytesToBase64, deleteSessionWithBlobs, isStorageError, SessionManager, sha256Hex, type StoragePort } from "../../src/index.js";
+import { bytesToBase64 } from "../../src/blobs/base64.js";
+import { deleteSessionWithBlobs, isStorageError, SessionManager, type StoragePort } from "../../src/index.js";
+import { sha256Hex } from "../../src/blobs/blob-store.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
 
 /** Distinct image bytes, large enough (≥ 1024 base64 chars) to be stored as a blob. */

@@ -12,7 +12,7 @@ import { electronStorage } from "../../adapters/electron/renderer.js";
 import type { StorageBridge } from "../../adapters/electron/types.js";
 import { SessionManager, isStorageError } from "../../src/index.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
-import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
+import { describePortConformance, expectStorageError } from "../../src/testing/index.js";
 import { describeSessionManagerSuite } from "../shared/session-suite.js";
 import { userMsg } from "../shared/messages.js";
 import { bundle, removeBundles, startElectronMain, type ElectronMain } from "./electron/harness.js";

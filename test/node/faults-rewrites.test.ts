@@ -7,16 +7,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryStorage, type MemoryStorage } from "../../adapters/memory/index.js";
-import {
-  breadcrumbPath,
-  isSessionError,
-  joinPath,
-  sessionDirFor,
-  SessionManager,
-  sideFolderOf,
-  type SessionManagerOptions,
-  type StoragePort,
-} from "../../src/index.js";
+import { breadcrumbPath } from "../../src/session/breadcrumbs.js";
+import { isSessionError, SessionManager, type SessionManagerOptions, type StoragePort } from "../../src/index.js";
+import { joinPath } from "../../src/port.js";
+import { sessionDirFor } from "../../src/session/paths.js";
+import { sideFolderOf } from "../../src/session/relocate.js";
 import { faultyPort } from "../shared/faulty-port.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
 

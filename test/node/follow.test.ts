@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
 import { userMsg } from "../shared/messages.js";
-import { waitFor } from "../shared/wait.js";
+import { waitFor } from "../../src/testing/index.js";
 
 describeFollowSuite("memory (one port)", async () => {
   const port = memoryStorage();

@@ -1,7 +1,7 @@
 /** The streaming reader at chunk sizes far smaller than its lines, over a real port. */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { scanJsonl } from "../../src/index.js";
+import { scanJsonl } from "../../src/format/jsonl-reader.js";
 
 const encoder = new TextEncoder();
 

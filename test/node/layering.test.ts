@@ -34,6 +34,9 @@ const BACKEND_LIBS = /^(idb$|idb\/|electron$)/;
  * SQLite's WASM build in the search tests).
  */
 const ISOMORPHIC_LIBS = new Set(["zod", "@zip.js/zip.js", "hash-wasm", "@sqlite.org/sqlite-wasm"]);
+/** `sessionkit/testing` registers vitest tests: vitest, an optional peer dependency, is for it alone. */
+const TESTING_LIBS = new Set(["vitest"]);
+const TESTING_DIR = "src/testing/";
 const DOM_GLOBALS = /\b(window|document|localStorage|indexedDB|navigator|self|process)\s*[.[]/;
 /** Runtime lookups that sidestep imports; the one allowed is base64's optional use of Node's Buffer. */
 const GLOBAL_LOOKUPS = /globalThis\s+as\s*{\s*(\w+)/g;
@@ -64,7 +67,8 @@ describe("layering (DESIGN.md §1)", () => {
     const others: string[] = [];
     for (const file of await tsFiles(join(ROOT, "src"))) {
       for (const specifier of importsOf(await readFile(file, "utf8"))) {
-        if (!specifier.startsWith(".") && !ISOMORPHIC_LIBS.has(specifier)) others.push(`${relative(ROOT, file)} imports ${specifier}`);
+        const allowed = ISOMORPHIC_LIBS.has(specifier) || (relative(ROOT, file).startsWith(TESTING_DIR) && TESTING_LIBS.has(specifier));
+        if (!specifier.startsWith(".") && !allowed) others.push(`${relative(ROOT, file)} imports ${specifier}`);
       }
     }
     expect(others).toEqual([]);

@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { pathToRoot, readSessionFile, SessionManager, type SessionEntry, type StoragePort } from "../../src/index.js";
-import type { EntryHead } from "../../src/session/context.js";
+import { pathToRoot, type EntryHead } from "../../src/session/context.js";
+import { readSessionFile } from "../../src/format/session-file.js";
+import { SessionManager, type SessionEntry, type StoragePort } from "../../src/index.js";
 import { readSessionFileLazily, type LazyEntry } from "../../src/format/lazy-session-file.js";
 import { messageLineShape, readMessageLine } from "../../src/format/message-line.js";
 import { UnparsedEntry } from "../../src/format/unparsed-entry.js";

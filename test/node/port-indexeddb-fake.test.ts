@@ -6,7 +6,7 @@ import "fake-indexeddb/auto";
 import { describe, expect, it } from "vitest";
 import { indexedDbStorage } from "../../adapters/indexeddb/index.js";
 import type { StoragePort } from "../../src/port.js";
-import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
+import { describePortConformance, expectStorageError } from "../../src/testing/index.js";
 
 /** The port without acquireLock: Node has no Web Locks (navigator.locks). */
 function withoutLocks(port: StoragePort): StoragePort {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
+import { describePortConformance, expectStorageError } from "../../src/testing/index.js";
 
 describePortConformance("memory", async () => ({ port: memoryStorage() }));
 

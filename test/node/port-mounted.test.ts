@@ -11,8 +11,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { mountedStorage } from "../../adapters/mounted.js";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import { CATALOG_DIR, SessionManager, StorageError, type StoragePort } from "../../src/index.js";
-import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
+import { CATALOG_DIR } from "../../src/session/listing.js";
+import { SessionManager, StorageError, type StoragePort } from "../../src/index.js";
+import { describePortConformance, expectStorageError } from "../../src/testing/index.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
 
 const text = (value: string) => new TextEncoder().encode(value);

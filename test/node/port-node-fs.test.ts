@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import { describePortConformance, expectStorageError, pseudoRandomBytes } from "../shared/port-conformance.js";
+import { describePortConformance, expectStorageError, pseudoRandomBytes } from "../../src/testing/index.js";
 
 const encoder = new TextEncoder();
 const ADAPTER_URL = pathToFileURL(path.resolve(import.meta.dirname, "../../adapters/node-fs/index.ts")).href;

@@ -12,8 +12,7 @@ import {
 } from "../../adapters/rpc/index.js";
 import { StorageError, type StoragePort } from "../../src/port.js";
 import type { StorageServer } from "../../adapters/rpc/index.js";
-import { checksum, describePortConformance, expectStorageError, pseudoRandomBytes } from "../shared/port-conformance.js";
-import { waitFor } from "../shared/wait.js";
+import { checksum, describePortConformance, expectStorageError, pseudoRandomBytes, waitFor } from "../../src/testing/index.js";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const KiB = 1024;

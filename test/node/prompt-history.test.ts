@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { HistoryError, PromptHistory, PROMPT_HISTORY_FILE, readHistoryDb, SessionManager, StorageError, type StoragePort } from "../../src/index.js";
+import { HistoryError, PromptHistory, readHistoryDb, SessionManager, StorageError, type StoragePort } from "../../src/index.js";
+import { PROMPT_HISTORY_FILE } from "../../src/history/prompt-history.js";
 import { loadSqlite } from "../../src/search/sqlite.js";
 import { mulberry32 } from "../shared/prng.js";
 

@@ -33,9 +33,10 @@ function tsSamples(markdown: string): Sample[] {
 
 /** "sessionkit" and "sessionkit/…" → the source file each `exports` entry is built from. */
 async function sourceOfExports(): Promise<Record<string, string>> {
-  const pkg = JSON.parse(await readFile(join(REPO, "package.json"), "utf8")) as { name: string; exports: Record<string, { default: string }> };
+  const pkg = JSON.parse(await readFile(join(REPO, "package.json"), "utf8")) as { name: string; exports: Record<string, { default: string } | string> };
   const out: Record<string, string> = {};
   for (const [subpath, target] of Object.entries(pkg.exports)) {
+    if (typeof target === "string") continue; // "./package.json": no module
     const specifier = subpath === "." ? pkg.name : `${pkg.name}/${subpath.slice(2)}`;
     out[specifier] = join(REPO, target.default.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts"));
   }

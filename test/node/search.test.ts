@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { SEARCH_DIR, SessionManager, StorageError, searchSessions, type SearchHit, type SearchIndexProgress, type StoragePort } from "../../src/index.js";
+import { SEARCH_DIR } from "../../src/search/search-index.js";
+import { SessionManager, StorageError, searchSessions, type SearchHit, type SearchIndexProgress, type StoragePort } from "../../src/index.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 import { mulberry32, type Rng } from "../shared/prng.js";
 

@@ -11,20 +11,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryStorage, type MemoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import {
-  buildSessionContext,
-  decodeRecord,
-  DialectError,
-  encodeRecord,
-  encodeSessionFile,
-  getRecentSessions,
-  importArchive,
-  readSessionFile,
-  SessionManager,
-  verifyArchive,
-  type AgentMessage,
-  type SessionEntry,
-} from "../../src/index.js";
+import { buildSessionContext, getRecentSessions, importArchive, SessionManager, verifyArchive, type AgentMessage, type SessionEntry } from "../../src/index.js";
+import { decodeRecord, DialectError, encodeRecord } from "../../src/format/dialect.js";
+import { encodeSessionFile, readSessionFile } from "../../src/format/session-file.js";
 import { exportToBytes, noise } from "./archive/helpers.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL } from "../../adapters/rpc/protocol.js";
 import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
-import { waitFor } from "../shared/wait.js";
+import { waitFor } from "../../src/testing/index.js";
 import { serveTempStore, type ServedStore } from "./serve-helpers.js";
 
 let served: ServedStore;

@@ -4,7 +4,7 @@
  */
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
-import { describePortConformance } from "../shared/port-conformance.js";
+import { describePortConformance } from "../../src/testing/index.js";
 import { below } from "../shared/prefixed-port.js";
 import { describeSessionManagerSuite } from "../shared/session-suite.js";
 import { serveTempStore } from "./serve-helpers.js";

@@ -9,15 +9,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import {
-  deleteSessionWithBlobs,
-  findMostRecentSession,
-  isStorageError,
-  readSessionFile,
-  SessionManager,
-  StorageError,
-  type StoragePort,
-} from "../../src/index.js";
+import { deleteSessionWithBlobs, findMostRecentSession, isStorageError, SessionManager, StorageError, type StoragePort } from "../../src/index.js";
+import { readSessionFile } from "../../src/format/session-file.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
 
 const encoder = new TextEncoder();

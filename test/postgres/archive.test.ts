@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
 import type { PostgresStorage } from "../../adapters/postgres/index.js";
 import { exportArchive, importArchive, importSessionFiles, type ImportSummary } from "../../src/archive/index.js";
-import { SessionManager, sha256Hex, type StoragePort } from "../../src/index.js";
+import { SessionManager, type StoragePort } from "../../src/index.js";
+import { sha256Hex } from "../../src/blobs/blob-store.js";
 import { CORPUS_DIR, loadPiReference } from "../shared/corpus.js";
 import { dropSchema, freshSchema, openStorage } from "./helpers.js";
 

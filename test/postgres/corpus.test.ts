@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostgresStorage } from "../../adapters/postgres/index.js";
-import { sha256Hex } from "../../src/index.js";
+import { sha256Hex } from "../../src/blobs/blob-store.js";
 import { CORPUS_DIR, loadPiReference } from "../shared/corpus.js";
 import { describeCorpusMatchesPi } from "../shared/corpus-observe.js";
 import { dropSchema, freshSchema, openStorage } from "./helpers.js";

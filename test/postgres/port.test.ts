@@ -5,7 +5,7 @@ import { postgresStorage, type PostgresStorage } from "../../adapters/postgres/i
 import { CHUNK_BYTES, TOP_UP_BYTES } from "../../adapters/postgres/schema.js";
 import { listQuery, readQuery } from "../../adapters/postgres/queries.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
-import { describePortConformance, expectStorageError } from "../shared/port-conformance.js";
+import { describePortConformance, expectStorageError } from "../../src/testing/index.js";
 import { dropSchema, freshSchema, openStorage, pgUrl, sql } from "./helpers.js";
 
 const encoder = new TextEncoder();

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { postgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
-import { expectStorageError, pseudoRandomBytes } from "../shared/port-conformance.js";
+import { expectStorageError, pseudoRandomBytes } from "../../src/testing/index.js";
 import { freshSchema, pgUrl, sql } from "./helpers.js";
 
 const run = promisify(execFile);

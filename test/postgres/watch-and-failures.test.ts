@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PostgresStorage } from "../../adapters/postgres/index.js";
-import { expectStorageError } from "../shared/port-conformance.js";
+import { expectStorageError } from "../../src/testing/index.js";
 import { dropSchema, freshSchema, openStorage, pgUrl, sql, waitFor } from "./helpers.js";
 import { startWriter } from "./many-writers.js";
 

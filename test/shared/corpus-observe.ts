@@ -4,7 +4,8 @@
  * Every figure is a contract, except that we recover the two glued lines pi drops.
  */
 import { describe, expect, it } from "vitest";
-import { readSessionFile, SessionManager, type SessionManagerOptions, type SessionTreeNode, type StoragePort } from "../../src/index.js";
+import { readSessionFile } from "../../src/format/session-file.js";
+import { SessionManager, type SessionManagerOptions, type SessionTreeNode, type StoragePort } from "../../src/index.js";
 
 /** How SessionManager reads a file: lazily (the default) or every line at open. */
 export type ParseMode = NonNullable<SessionManagerOptions["parse"]>;

@@ -3,10 +3,11 @@
  * Universal APIs only, so it runs in Node and in Chromium alike.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionManager, encodeJsonl, isSessionError, type FollowUpdate, type SessionFollow, type StoragePort } from "../../src/index.js";
+import { SessionManager, isSessionError, type FollowUpdate, type SessionFollow, type StoragePort } from "../../src/index.js";
+import { encodeJsonl } from "../../src/format/session-file.js";
 import { countingPort } from "./counting-port.js";
 import { assistantMsg, userMsg } from "./messages.js";
-import { waitFor } from "./wait.js";
+import { waitFor } from "../../src/testing/index.js";
 
 export interface FollowStorage {
   /** The port the writer uses. */

@@ -6,27 +6,14 @@
  * Each test gets storage of its own from `makeStorage` (a fresh directory or database).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  BLOB_REF_PREFIX,
-  CATALOG_DIR,
-  SessionManager,
-  base64ToBytes,
-  bytesToBase64,
-  decodeRecord,
-  detectDialect,
-  encodeJsonl,
-  isSessionError,
-  isStorageError,
-  joinPath,
-  parentDir,
-  sha256Hex,
-  storeSessionDir,
-  type AgentMessage,
-  type SessionErrorCode,
-  type SessionInfo,
-  type StoragePort,
-  type StoreLayout,
-} from "../../src/index.js";
+import { BLOB_REF_PREFIX, sha256Hex } from "../../src/blobs/blob-store.js";
+import { CATALOG_DIR } from "../../src/session/listing.js";
+import { SessionManager, isSessionError, isStorageError, type AgentMessage, type SessionErrorCode, type SessionInfo, type StoragePort, type StoreLayout } from "../../src/index.js";
+import { base64ToBytes, bytesToBase64 } from "../../src/blobs/base64.js";
+import { decodeRecord, detectDialect } from "../../src/format/dialect.js";
+import { encodeJsonl } from "../../src/format/session-file.js";
+import { joinPath, parentDir } from "../../src/port.js";
+import { storeSessionDir } from "../../src/session/paths.js";
 import { assistantMsg, userMsg } from "./messages.js";
 
 export interface StorageUnderTest {

@@ -1,7 +1,7 @@
 /** Where the viewer keeps sessions: IndexedDB (default) or OPFS, remembered per browser. */
 import { indexedDbStorage } from "../../adapters/indexeddb/index.js";
 import { opfsStorage } from "../../adapters/opfs/index.js";
-import type { StoragePort } from "../../src/index.js";
+import type { StoragePort } from "../../src/port.js";
 
 export type Backend = "indexeddb" | "opfs";
 

@@ -3,7 +3,9 @@
  * itself wrote, see web-demo/scripts/build-sample.ts), so there is something to look at. A marker
  * in the store records that this happened: a user who deletes the sample does not get it back.
  */
-import { importSessionFiles, SessionManager, type ImportSummary, type StoragePort } from "../../src/index.js";
+import { importSessionFiles, type ImportSummary } from "../../src/archive/import.js";
+import { SessionManager } from "../../src/session/session-manager.js";
+import type { StoragePort } from "../../src/port.js";
 import sampleSession from "./samples/pi-sample.jsonl?raw";
 
 export const SAMPLE_FILE_NAME = "pi-sample.jsonl";

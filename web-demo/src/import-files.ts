@@ -3,7 +3,8 @@
  * (importSessionFiles: all or nothing), each `.zip` as an archive; every unit reports on its own,
  * so one bad archive does not hide what the others did.
  */
-import { importArchive, importSessionFiles, type StoragePort } from "../../src/index.js";
+import { importArchive, importSessionFiles } from "../../src/archive/import.js";
+import type { StoragePort } from "../../src/port.js";
 import type { ImportUnitResult } from "./render/import-report.js";
 
 export class UnsupportedFilesError extends Error {

@@ -3,7 +3,8 @@
  * modes: export as a zip (the session or the viewed branch), as one self-contained HTML file, and
  * delete (only for a store the viewer may change).
  */
-import { deleteSessionWithBlobs, exportArchive, type ExportSessionSpec } from "../../src/index.js";
+import { deleteSessionWithBlobs } from "../../src/session/delete-session.js";
+import { exportArchive, type ExportSessionSpec } from "../../src/archive/export.js";
 import { downloadBlob, type ViewerApp } from "./app/app.js";
 import type { SessionAction, SessionView } from "./app/session-view.js";
 import type { ViewerStore } from "./data/source.js";

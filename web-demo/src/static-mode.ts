@@ -5,7 +5,7 @@
  * to them and takes no writer lock, so a session another tab writes can be followed.
  */
 import { requestPersistence, storageEstimate } from "../../adapters/browser-storage.js";
-import type { StoragePort } from "../../src/index.js";
+import type { StoragePort } from "../../src/port.js";
 import { ViewerApp } from "./app/app.js";
 import { BACKENDS, loadBackendChoice, openViewerStorage, saveBackendChoice, type Backend } from "./backend.js";
 import { searchWithIndex } from "./data/index-search.js";

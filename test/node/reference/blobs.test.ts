@@ -15,15 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFsStorage, type NodeFsStorage } from "../../../adapters/node-fs/index.js";
-import {
-  BLOB_REF_PREFIX,
-  BlobStore,
-  parseBlobRef,
-  resolveImages,
-  SessionManager,
-  type MessageEntry,
-  type SessionManagerOptions,
-} from "../../../src/index.js";
+import { BLOB_REF_PREFIX, BlobStore, parseBlobRef } from "../../../src/blobs/blob-store.js";
+import { resolveImages } from "../../../src/blobs/images.js";
+import { SessionManager, type MessageEntry, type SessionManagerOptions } from "../../../src/index.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";
 
 const CWD = "/work/app";

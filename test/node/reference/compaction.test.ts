@@ -18,14 +18,8 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import { beforeEach, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../../adapters/node-fs/index.js";
-import {
-  buildSessionContext,
-  readSessionFile,
-  type AgentMessage,
-  type LoadedSessionFile,
-  type SessionContext,
-  type SessionEntry,
-} from "../../../src/index.js";
+import { buildSessionContext, type AgentMessage, type SessionContext, type SessionEntry } from "../../../src/index.js";
+import { readSessionFile, type LoadedSessionFile } from "../../../src/format/session-file.js";
 import { CORPUS_DIR } from "../../shared/corpus.js";
 
 let counter = 0;

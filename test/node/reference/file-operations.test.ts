@@ -17,7 +17,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFsStorage, type NodeFsStorage } from "../../../adapters/node-fs/index.js";
-import { findMostRecentSession, isSessionError, readSessionFile, SessionError, SessionManager } from "../../../src/index.js";
+import { findMostRecentSession, isSessionError, SessionError, SessionManager } from "../../../src/index.js";
+import { readSessionFile } from "../../../src/format/session-file.js";
 
 const HEADER = '{"type":"session","id":"abc","timestamp":"2025-01-01T00:00:00Z","cwd":"/tmp"}';
 const MESSAGE = '{"type":"message","id":"1","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"hi","timestamp":1}}';

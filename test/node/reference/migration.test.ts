@@ -3,7 +3,7 @@
  * `migrateSessionEntries(entries)` maps to our `migrateRecords(records)` (header first, in place).
  */
 import { describe, expect, it } from "vitest";
-import { migrateRecords } from "../../../src/index.js";
+import { migrateRecords } from "../../../src/format/migrate.js";
 
 const timestamp = "2025-01-01T00:00:00Z";
 

@@ -17,18 +17,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFsStorage, nodeTerminalBreadcrumb, terminalId, type NodeFsStorage } from "../../../adapters/node-fs/index.js";
-import {
-  breadcrumbPath,
-  formatTimeAgo,
-  getRecentSessions,
-  isSessionError,
-  sessionDirFor,
-  SessionManager,
-  sideFolderOf,
-  type AgentMessage,
-  type MessageEntry,
-  type SessionManagerOptions,
-} from "../../../src/index.js";
+import { breadcrumbPath } from "../../../src/session/breadcrumbs.js";
+import { formatTimeAgo } from "../../../src/session/recent.js";
+import { getRecentSessions, isSessionError, SessionManager, type AgentMessage, type MessageEntry, type SessionManagerOptions } from "../../../src/index.js";
+import { sessionDirFor } from "../../../src/session/paths.js";
+import { sideFolderOf } from "../../../src/session/relocate.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";
 
 let dir: string;

@@ -21,15 +21,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { nodeFsStorage, type NodeFsStorage } from "../../../adapters/node-fs/index.js";
-import {
-  MAX_PERSIST_CHARS,
-  SessionError,
-  SessionManager,
-  StorageError,
-  TRUNCATION_NOTICE,
-  type MessageEntry,
-  type StoragePort,
-} from "../../../src/index.js";
+import { MAX_PERSIST_CHARS, TRUNCATION_NOTICE } from "../../../src/session/persist-transform.js";
+import { SessionError, SessionManager, StorageError, type MessageEntry, type StoragePort } from "../../../src/index.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";
 
 const CWD = "/work/app";

@@ -4,7 +4,10 @@
  * with what is shown, keys, theme. main.ts runs it over the browser's store, export-main.ts over
  * the session an exported HTML file carries.
  */
-import { BlobStore, encodeJsonl, resolveImages, type SessionEntry } from "../../../src/index.js";
+import { BlobStore } from "../../../src/blobs/blob-store.js";
+import { encodeJsonl } from "../../../src/format/session-file.js";
+import { resolveImages } from "../../../src/blobs/images.js";
+import type { SessionEntry } from "../../../src/format/types.js";
 import { loadSession, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
 import { el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";

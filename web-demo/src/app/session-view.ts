@@ -5,7 +5,7 @@
  * nodes in the DOM. The state that a link carries (leaf, target, filter, search) is reported
  * through `onState` and restored from `ViewState`.
  */
-import type { SessionEntry } from "../../../src/index.js";
+import type { SessionEntry } from "../../../src/format/types.js";
 import { ImageSources } from "../data/images.js";
 import { followSession, type LoadedSession, type SessionFollower } from "../data/load-session.js";
 import { ENTRY_FILTERS, FILTER_LABELS, contentText, searchEntries, type EntryFilter } from "../model/filters.js";

@@ -3,7 +3,8 @@
  * ("blob:sha256:…") read from the store on first view and shown through a blob: URL, cached.
  * Only raster image types reach here (render/entry.ts checks the MIME type first).
  */
-import { BLOB_REF_PREFIX, BlobStore, type StoragePort } from "../../../src/index.js";
+import { BLOB_REF_PREFIX, BlobStore } from "../../../src/blobs/blob-store.js";
+import type { StoragePort } from "../../../src/port.js";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

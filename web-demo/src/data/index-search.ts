@@ -4,7 +4,8 @@
  * Each store is searched in turn; hits are merged best first. Over `sessionkit serve` the index
  * lands in the user's cache directory, which serve keeps writable on read-only stores.
  */
-import { searchSessions, type SearchSource } from "../../../src/index.js";
+import { searchSessions } from "../../../src/search/search.js";
+import type { SearchSource } from "../../../src/search/text.js";
 import type { SessionSearch, SessionSearchHit } from "./source.js";
 
 const DEFAULT_LIMIT = 200;

@@ -11,24 +11,14 @@
  * Following: `followSession` reads what was appended since (from the last complete line), on each
  * `watch` notification when the port has `watch`, else by polling its size.
  */
-import {
-  CURRENT_SESSION_VERSION,
-  DialectError,
-  SessionError,
-  checkEntry,
-  completeSeed003Entry,
-  decodeHeader,
-  decodeRecord,
-  detectDialect,
-  migrateRecords,
-  parentDir,
-  scanJsonl,
-  type LineProblem,
-  type SessionDialect,
-  type SessionEntry,
-  type SessionHeader,
-  type StoragePort,
-} from "../../../src/index.js";
+import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "../../../src/format/types.js";
+import { DialectError, completeSeed003Entry, decodeRecord, detectDialect, type SessionDialect } from "../../../src/format/dialect.js";
+import { SessionError } from "../../../src/errors.js";
+import { checkEntry } from "../../../src/format/schema.js";
+import { decodeHeader } from "../../../src/format/session-file.js";
+import { migrateRecords } from "../../../src/format/migrate.js";
+import { parentDir, type StoragePort } from "../../../src/port.js";
+import { scanJsonl, type LineProblem } from "../../../src/format/jsonl-reader.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { SessionModel } from "../model/session-model.js";
 

@@ -4,7 +4,10 @@
  * stores over HTTP (serve-source.ts); an exported HTML file holds one session in memory. The app
  * only talks to this interface.
  */
-import { SessionManager, type SearchIndexProgress, type SessionInfo, type StoragePort } from "../../../src/index.js";
+import { SessionManager } from "../../../src/session/session-manager.js";
+import type { RefreshCounter as SearchIndexProgress } from "../../../src/search/search-index.js";
+import type { SessionInfo } from "../../../src/format/types.js";
+import type { StoragePort } from "../../../src/port.js";
 
 export interface ViewerStore {
   /** Stable within the source: part of links. */

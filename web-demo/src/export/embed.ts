@@ -8,7 +8,11 @@
  * decodes and inflates piece by piece (DecompressionStream). Runs in Node (the CLI) and in the
  * browser (the viewer's button): it only produces parts to concatenate.
  */
-import { BLOB_REF_PREFIX, bytesToBase64, collectBlobRefs, parseBlobRef, type SessionEntry, type StoragePort } from "../../../src/index.js";
+import { BLOB_REF_PREFIX, parseBlobRef } from "../../../src/blobs/blob-store.js";
+import { bytesToBase64 } from "../../../src/blobs/base64.js";
+import { collectBlobRefs } from "../../../src/blobs/images.js";
+import type { SessionEntry } from "../../../src/format/types.js";
+import type { StoragePort } from "../../../src/port.js";
 
 export const DATA_MARKER = "<!--sessionkit:data-->";
 export const EXPORT_TEMPLATE_FILE = "export-template.html";

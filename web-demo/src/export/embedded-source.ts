@@ -5,7 +5,7 @@
  * place): joining them first and storing a copy took one 160 ms task at 100,000 entries.
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
-import { base64ToBytes } from "../../../src/index.js";
+import { base64ToBytes } from "../../../src/blobs/base64.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { PortStoreSource } from "../data/source.js";
 import { EMBEDDED_SESSION_PATH } from "./embed.js";

@@ -2,7 +2,7 @@
  * pi's tree filters and search: which entries the sidebar lists, and the text a search matches
  * (label + role + text + bash command + model, all words must match).
  */
-import type { SessionEntry } from "../../../src/index.js";
+import type { SessionEntry } from "../../../src/format/types.js";
 import { EntryFlag, type SessionModel } from "./session-model.js";
 
 export const ENTRY_FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"] as const;

@@ -7,7 +7,7 @@
  * flags), with arrays only for the few entries that branch: a 100,000-entry session is laid out
  * again (filter, search, fold) in tens of milliseconds, without building 100,000 small objects.
  */
-import type { MessageEntry, SessionEntry, SessionHeader } from "../../../src/index.js";
+import type { MessageEntry, SessionEntry, SessionHeader } from "../../../src/format/types.js";
 import { contentText } from "./filters.js";
 
 export interface ToolCallInfo {

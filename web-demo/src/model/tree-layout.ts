@@ -5,7 +5,7 @@
  * subtrees of folded entries. Pure data, O(entries), no recursion (chains are 100,000 deep); rows
  * are typed arrays, and a row object is made only for the rows on screen.
  */
-import type { SessionEntry } from "../../../src/index.js";
+import type { SessionEntry } from "../../../src/format/types.js";
 import { entryMatches, type EntryFilter } from "./filters.js";
 import type { SessionModel } from "./session-model.js";
 

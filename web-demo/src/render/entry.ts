@@ -8,7 +8,8 @@
  * state (what is expanded) lives in `EntryView`, so an entry can be rebuilt at any time: the list
  * is virtualized and builds only what is on screen.
  */
-import { BLOB_REF_PREFIX, type SessionEntry } from "../../../src/index.js";
+import { BLOB_REF_PREFIX } from "../../../src/blobs/blob-store.js";
+import type { SessionEntry } from "../../../src/format/types.js";
 import type { SessionModel, ToolCallInfo } from "../model/session-model.js";
 import { contentText } from "../model/filters.js";
 import { el, formatTime, shortenPath, type Child } from "./dom.js";

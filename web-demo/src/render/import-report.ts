@@ -1,6 +1,8 @@
 /** What an import did, per archive or batch of .jsonl files, or why it failed. */
-import type { ImportSummary } from "../../../src/index.js";
-import { isArchiveError, isSessionError, isStorageError } from "../../../src/index.js";
+import type { ImportSummary } from "../../../src/archive/import.js";
+import { isArchiveError } from "../../../src/archive/errors.js";
+import { isSessionError } from "../../../src/errors.js";
+import { isStorageError } from "../../../src/port.js";
 import { el } from "./dom.js";
 
 export interface ImportUnitResult {

@@ -1,5 +1,5 @@
 /** The stored sessions, most recently modified first: name (or first message), modified, message count. */
-import type { SessionInfo } from "../../../src/index.js";
+import type { SessionInfo } from "../../../src/format/types.js";
 import { el, formatDate, preview } from "./dom.js";
 
 export interface SessionListOptions {

@@ -5,7 +5,7 @@
  * Each test works below its own unique directory, so `makePort` may hand out one shared port.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StorageError, type StorageErrorCode, type StoragePort } from "../../src/port.js";
+import { StorageError, type StorageErrorCode, type StoragePort } from "../port.js";
 import { waitFor } from "./wait.js";
 
 export interface PortUnderTest {

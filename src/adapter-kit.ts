@@ -1,0 +1,25 @@
+/**
+ * `sessionkit/adapter-kit`: what writing a storage adapter takes. An adapter implements
+ * StoragePort over its backend, checks every path it is given with `checkStoragePath` (and every
+ * range with `checkByteRange`), and reports failures as StorageError with one of the
+ * StorageErrorCode values, which the core acts on ("not-found", "locked", "quota", ...).
+ * `sessionkit/testing`'s `describePortConformance` checks the result.
+ */
+export {
+  StorageError,
+  isStorageError,
+  checkStoragePath,
+  parentDir,
+  baseName,
+  joinPath,
+  checkByteRange,
+  clampByteRange,
+  listChildren,
+  type StorageErrorCode,
+  type StoragePort,
+  type FileStat,
+  type DirEntry,
+  type ByteRange,
+  type StorageLock,
+  type StorageWatch,
+} from "./port.js";
