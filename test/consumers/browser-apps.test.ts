@@ -1,5 +1,5 @@
 /**
- * The packed package ($SESSIONKIT_TARBALL) in the apps of two consumers, each installed with npm in
+ * The packed package (the consumers project's tarball) in the apps of two consumers, each installed with npm in
  * a temp folder and built as its users build: a Vite app, and an esbuild bundle beside which the
  * OPFS worker and sqlite3.wasm are copied (or served elsewhere and named with opfsStorage's
  * workerUrl and configureSqlite's wasmUrl). Each page (browser-apps/checks.js) writes a session
@@ -16,7 +16,7 @@ import { promisify } from "node:util";
 import { build as esbuild } from "esbuild";
 import { chromium, type Browser } from "playwright";
 import { build as viteBuild } from "vite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 
 const run = promisify(execFile);
@@ -85,8 +85,7 @@ afterAll(async () => {
 
 /** A consumer's folder with the tarball installed and the app's sources in src/. */
 async function installConsumer(name: string): Promise<string> {
-  const tarball = process.env.SESSIONKIT_TARBALL;
-  if (!tarball) throw new Error("SESSIONKIT_TARBALL must name the packed package (npm pack)");
+  const tarball = inject("tarball");
   const dir = await mkdtemp(join(tmpdir(), `sessionkit-consumer-${name}-`));
   folders.push(dir);
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: `consumer-${name}`, private: true, type: "module" }));
