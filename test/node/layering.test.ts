@@ -33,7 +33,7 @@ const BACKEND_LIBS = /^(idb$|idb\/|electron$)/;
  * project runs the core on them: zod in every suite, zip.js and hash-wasm in the archive tests,
  * SQLite's WASM build in the search tests).
  */
-const ISOMORPHIC_LIBS = new Set(["zod", "@zip.js/zip.js", "hash-wasm", "@sqlite.org/sqlite-wasm"]);
+const ISOMORPHIC_LIBS = new Set(["zod/mini", "zod/v4/locales/en.js", "@zip.js/zip.js", "hash-wasm", "@sqlite.org/sqlite-wasm"]);
 const DOM_GLOBALS = /\b(window|document|localStorage|indexedDB|navigator|self|process)\s*[.[]/;
 /** Runtime lookups that sidestep imports; the one allowed is base64's optional use of Node's Buffer. */
 const GLOBAL_LOOKUPS = /globalThis\s+as\s*{\s*(\w+)/g;
