@@ -120,7 +120,7 @@ async function measure(name: string, entry: { contents: string } | { file: strin
     logLevel: "silent",
     plugins: [packagePlugin(packageDir)],
   });
-  const code = result.outputFiles.find((file) => file.path.endsWith(".js"))!.contents;
+  const code = result.outputFiles[0]!.contents;
   const gzippedBytes = gzipSync(code, { level: 9 }).length;
   return {
     scenario: name,
@@ -133,8 +133,8 @@ async function measure(name: string, entry: { contents: string } | { file: strin
 }
 
 function inputsOf(metafile: Metafile, packageDir: string): { path: string; bytes: number }[] {
-  const output = Object.values(metafile.outputs).find((out) => out.entryPoint !== undefined || Object.keys(out.inputs).length > 0)!;
-  return Object.entries(output.inputs)
+  const [output] = Object.values(metafile.outputs);
+  return Object.entries(output!.inputs)
     .map(([path, { bytesInOutput }]) => ({ path: shortInputPath(path, packageDir), bytes: bytesInOutput }))
     .filter((input) => input.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
@@ -179,8 +179,14 @@ if (values.package === undefined) {
 const packageDir = resolve(values.package);
 
 const rows: Measured[] = [];
-for (const scenario of SCENARIOS) rows.push(await measure(scenario.name, { contents: scenario.entry }, packageDir, scenario.limitBytes));
-rows.push(await measure(OPFS_WORKER.name, { file: join(packageDir, OPFS_WORKER.file) }, packageDir, undefined));
+try {
+  for (const scenario of SCENARIOS) rows.push(await measure(scenario.name, { contents: scenario.entry }, packageDir, scenario.limitBytes));
+  rows.push(await measure(OPFS_WORKER.name, { file: join(packageDir, OPFS_WORKER.file) }, packageDir, undefined));
+} catch (error) {
+  // A scenario that does not bundle (a subpath missing from the package, an unresolved import): esbuild's message says which.
+  console.error((error as Error).message);
+  process.exit(2);
+}
 
 printTable(rows);
 if (values.verbose) printInputs(rows, 15);
