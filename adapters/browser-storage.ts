@@ -2,7 +2,7 @@
  * What a session viewer needs to know about the browser's storage for this origin: how much is
  * used and allowed, and whether it may be evicted (navigator.storage).
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 
 export interface StorageEstimate {
   /** Bytes this origin uses (all storage kinds; browsers round and may lag behind recent writes). */
@@ -13,7 +13,7 @@ export interface StorageEstimate {
   persisted: boolean;
 }
 
-const estimateSchema = z.object({ usage: z.number().nonnegative(), quota: z.number().nonnegative() });
+const estimateSchema = z.object({ usage: z.number().check(z.nonnegative()), quota: z.number().check(z.nonnegative()) });
 
 function storageManager(): StorageManager | undefined {
   return typeof navigator === "undefined" ? undefined : navigator.storage;

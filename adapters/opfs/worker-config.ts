@@ -2,13 +2,13 @@
  * Where the OPFS worker keeps its files, handed over in the worker's `name` (set when the page
  * creates it, readable at once in the worker: no start-up message to race with requests).
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { StorageError } from "../../src/port.js";
 import type { OpfsLocation } from "./worker-storage.js";
 
 const NAME_PREFIX = "sessionkit-opfs:";
 
-const locationSchema = z.object({ root: z.string().optional(), bucket: z.string().optional() });
+const locationSchema = z.object({ root: z.optional(z.string()), bucket: z.optional(z.string()) });
 
 export function encodeWorkerName(location: OpfsLocation): string {
   return NAME_PREFIX + JSON.stringify(location);

@@ -13,8 +13,13 @@
  * the server answers them with one `RpcResponseBatch` once all are done. Each request and response
  * in a batch is validated on its own, as a single one is.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import en from "zod/v4/locales/en.js";
 import { StorageError, type StorageErrorCode } from "../../src/port.js";
+
+// zod/mini has no messages of its own ("Invalid input" for every issue); our problems and errors
+// quote them, so English is the default here as classic zod makes it (an app's locale still wins).
+if (!z.config().localeError) z.config(en());
 
 /** Marks our messages on an endpoint that may carry other traffic too. */
 export const RPC_PROTOCOL = "sessionkit-storage/1";
@@ -22,11 +27,11 @@ export const RPC_PROTOCOL = "sessionkit-storage/1";
 /** Default bytes per message: big enough to amortize a round trip, small enough for any channel. */
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 
-const count = z.number().int().nonnegative();
+const count = z.number().check(z.int(), z.nonnegative());
 const bytes = z.instanceof(Uint8Array);
-const transferId = z.string().min(1).max(128);
+const transferId = z.string().check(z.minLength(1), z.maxLength(128));
 
-const byteRange = z.object({ offset: count, length: count.optional() });
+const byteRange = z.object({ offset: count, length: z.optional(count) });
 
 /** What an append or write carries: the bytes themselves, or a reference to staged bytes. */
 const content = z.discriminatedUnion("kind", [
@@ -35,7 +40,7 @@ const content = z.discriminatedUnion("kind", [
 ]);
 
 export const callSchema = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("read"), path: z.string(), range: byteRange.optional(), maxBytes: count.min(1) }),
+  z.object({ op: z.literal("read"), path: z.string(), range: z.optional(byteRange), maxBytes: count.check(z.gte(1)) }),
   z.object({ op: z.literal("readMore"), transferId, offset: count }),
   z.object({ op: z.literal("stat"), path: z.string() }),
   z.object({ op: z.literal("list"), dir: z.string() }),
@@ -61,7 +66,7 @@ export type RpcOp = RpcCall["op"];
 
 export const requestSchema = z.object({
   protocol: z.literal(RPC_PROTOCOL),
-  id: z.number().int(),
+  id: z.number().check(z.int()),
   call: callSchema,
 });
 
@@ -74,7 +79,7 @@ export interface RpcRequestBatch {
 }
 
 /** The envelope only: each request in it is checked with `requestSchema` when it is handled. */
-export const requestBatchSchema = z.object({ protocol: z.literal(RPC_PROTOCOL), requests: z.array(z.unknown()).min(1) });
+export const requestBatchSchema = z.object({ protocol: z.literal(RPC_PROTOCOL), requests: z.array(z.unknown()).check(z.minLength(1)) });
 
 const fileStat = z.object({ size: count, mtimeMs: z.number() });
 const dirEntry = z.object({ name: z.string(), kind: z.enum(["file", "dir"]), size: count, mtimeMs: z.number() });
@@ -82,9 +87,9 @@ const dirEntry = z.object({ name: z.string(), kind: z.enum(["file", "dir"]), siz
 /** The result each call resolves with; the client checks every reply against it. */
 export const resultSchemas = {
   /** `transferId` is set when more than the first `data.length` of `size` bytes are waiting. */
-  read: z.object({ data: bytes, size: count, transferId: transferId.optional() }).nullable(),
+  read: z.nullable(z.object({ data: bytes, size: count, transferId: z.optional(transferId) })),
   readMore: z.object({ data: bytes }),
-  stat: fileStat.nullable(),
+  stat: z.nullable(fileStat),
   list: z.array(dirEntry),
   stage: z.null(),
   append: z.null(),
@@ -98,14 +103,14 @@ export const resultSchemas = {
   unwatch: z.null(),
   renew: z.null(),
   close: z.null(),
-} satisfies Record<RpcOp, z.ZodType>;
+} satisfies Record<RpcOp, z.ZodMiniType>;
 
 /** What the server sends unasked: the paths that changed below a watched directory. */
 export const pushSchema = z.object({
   protocol: z.literal(RPC_PROTOCOL),
   push: z.literal("changes"),
   watchId: transferId,
-  paths: z.array(z.string()).min(1),
+  paths: z.array(z.string()).check(z.minLength(1)),
 });
 
 export type RpcPush = z.infer<typeof pushSchema>;
@@ -118,13 +123,13 @@ export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
 const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden"]);
 
 export const responseSchema = z.discriminatedUnion("ok", [
-  z.object({ protocol: z.literal(RPC_PROTOCOL), id: z.number().int(), ok: z.literal(true), result: z.unknown() }),
+  z.object({ protocol: z.literal(RPC_PROTOCOL), id: z.number().check(z.int()), ok: z.literal(true), result: z.unknown() }),
   z.object({
     protocol: z.literal(RPC_PROTOCOL),
     /** null when the request was too malformed to carry an id. */
-    id: z.number().int().nullable(),
+    id: z.nullable(z.number().check(z.int())),
     ok: z.literal(false),
-    error: z.object({ code: errorCode, message: z.string(), path: z.string().optional() }),
+    error: z.object({ code: errorCode, message: z.string(), path: z.optional(z.string()) }),
   }),
 ]);
 
@@ -157,6 +162,6 @@ export function errorFromResponse(response: RpcErrorResponse): StorageError {
 }
 
 /** A zod failure as the StorageError "invalid" a malformed message deserves. */
-export function invalidMessage(what: string, error: z.ZodError): StorageError {
+export function invalidMessage(what: string, error: z.core.$ZodError): StorageError {
   return new StorageError("invalid", `malformed ${what}: ${z.prettifyError(error)}`);
 }

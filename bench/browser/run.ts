@@ -143,7 +143,7 @@ async function startPage(): Promise<BenchPage> {
     configFile: false,
     root: join(HERE, "app"),
     cacheDir: join(PROJECT, "node_modules", ".vite-bench-browser"),
-    optimizeDeps: { include: ["idb", "zod"], entries: ["index.html"] },
+    optimizeDeps: { include: ["idb", "zod/mini", "zod/v4/locales/en.js"], entries: ["index.html"] },
     // No watcher, no HMR socket: other engineers edit src/ during a run, and a reload would kill it.
     server: { host: "127.0.0.1", port: 4180, hmr: false, ws: false, watch: null },
     logLevel: "warn",

@@ -108,7 +108,7 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
     configFile: false,
     root: join(HERE, "page"),
     cacheDir: join(PROJECT, "node_modules", ".vite-soak"),
-    optimizeDeps: { include: ["idb", "zod"], entries: ["index.html"] },
+    optimizeDeps: { include: ["idb", "zod/mini", "zod/v4/locales/en.js"], entries: ["index.html"] },
     server: { host: "127.0.0.1", port: 0, hmr: false, ws: false, watch: null },
     logLevel: "error",
   });

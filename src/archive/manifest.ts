@@ -5,8 +5,13 @@
  *   sessions/<sessionId>.jsonl  the session file (v3), images as blob refs
  *   blobs/<sha256>              referenced blobs, stored (level 0)
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import en from "zod/v4/locales/en.js";
 import { ArchiveError } from "./errors.js";
+
+// zod/mini has no messages of its own ("Invalid input" for every issue); our problems and errors
+// quote them, so English is the default here as classic zod makes it (an app's locale still wins).
+if (!z.config().localeError) z.config(en());
 
 export const ARCHIVE_FORMAT = "sessionkit-archive";
 /** major.minor: a reader accepts every minor of its major and refuses newer majors. */
@@ -54,11 +59,11 @@ export function unsafeNameRule(name: string): string | null {
   return null;
 }
 
-const hex64 = z.string().regex(HEX64, "a lowercase sha256 hex digest");
-const size = z.number().int().nonnegative();
+const hex64 = z.string().check(z.regex(HEX64, "a lowercase sha256 hex digest"));
+const size = z.number().check(z.int(), z.nonnegative());
 
 export const manifestSessionSchema = z.object({
-  id: z.string().regex(SESSION_ID_PATTERN, "a session id usable as a file name"),
+  id: z.string().check(z.regex(SESSION_ID_PATTERN, "a session id usable as a file name")),
   /** The member holding the session. */
   path: z.string(),
   /** Where the session was stored on the exporting side (informational: imports never write there). */
@@ -68,12 +73,12 @@ export const manifestSessionSchema = z.object({
   bytes: size,
   sha256: hex64,
   /** Set when the member holds one branch (root → this entry) of the original session. */
-  leafId: z.string().optional(),
+  leafId: z.optional(z.string()),
 });
 
 export const manifestSchema = z.object({
   format: z.literal(ARCHIVE_FORMAT),
-  version: z.string().regex(/^\d+\.\d+$/, "major.minor"),
+  version: z.string().check(z.regex(/^\d+\.\d+$/, "major.minor")),
   generator: z.string(),
   created: z.string(),
   sessions: z.array(manifestSessionSchema),

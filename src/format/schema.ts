@@ -3,21 +3,26 @@
  * are checked after decoding). Objects are loose: fields this
  * kit does not name are kept, so entries round-trip unchanged.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import en from "zod/v4/locales/en.js";
+
+// zod/mini has no messages of its own ("Invalid input" for every issue); our problems and errors
+// quote them, so English is the default here as classic zod makes it (an app's locale still wins).
+if (!z.config().localeError) z.config(en());
 
 export const sessionHeaderSchema = z.looseObject({
   type: z.literal("session"),
   id: z.string(),
-  version: z.number().int().positive().optional(),
-  timestamp: z.string().optional(),
-  cwd: z.string().optional(),
-  parentSession: z.string().optional(),
-  title: z.string().optional(),
+  version: z.optional(z.number().check(z.int(), z.positive())),
+  timestamp: z.optional(z.string()),
+  cwd: z.optional(z.string()),
+  parentSession: z.optional(z.string()),
+  title: z.optional(z.string()),
 });
 
 const base = {
-  id: z.string().min(1),
-  parentId: z.string().nullable().optional(),
+  id: z.string().check(z.minLength(1)),
+  parentId: z.optional(z.nullable(z.string())),
   timestamp: z.string(),
 };
 
@@ -26,7 +31,7 @@ const imageContent = z.looseObject({ type: z.literal("image"), data: z.string(),
 
 export const agentMessageSchema = z.looseObject({
   role: z.string(),
-  timestamp: z.number().optional(),
+  timestamp: z.optional(z.number()),
 });
 
 const entrySchemas = {
@@ -38,7 +43,7 @@ const entrySchemas = {
   }),
   model_change: z.union([
     z.looseObject({ ...base, type: z.literal("model_change"), provider: z.string(), modelId: z.string() }),
-    z.looseObject({ ...base, type: z.literal("model_change"), model: z.string(), role: z.string().optional() }),
+    z.looseObject({ ...base, type: z.literal("model_change"), model: z.string(), role: z.optional(z.string()) }),
   ]),
   compaction: z.looseObject({
     ...base,
@@ -46,17 +51,17 @@ const entrySchemas = {
     summary: z.string(),
     firstKeptEntryId: z.string(),
     tokensBefore: z.number(),
-    fromHook: z.boolean().optional(),
-    shortSummary: z.string().optional(),
-    fromExtension: z.boolean().optional(),
+    fromHook: z.optional(z.boolean()),
+    shortSummary: z.optional(z.string()),
+    fromExtension: z.optional(z.boolean()),
   }),
   branch_summary: z.looseObject({
     ...base,
     type: z.literal("branch_summary"),
     fromId: z.string(),
     summary: z.string(),
-    fromHook: z.boolean().optional(),
-    fromExtension: z.boolean().optional(),
+    fromHook: z.optional(z.boolean()),
+    fromExtension: z.optional(z.boolean()),
   }),
   custom: z.looseObject({ ...base, type: z.literal("custom"), customType: z.string() }),
   custom_message: z.looseObject({
@@ -70,9 +75,9 @@ const entrySchemas = {
     ...base,
     type: z.literal("label"),
     targetId: z.string(),
-    label: z.string().nullable().optional(),
+    label: z.optional(z.nullable(z.string())),
   }),
-  session_info: z.looseObject({ ...base, type: z.literal("session_info"), name: z.string().optional() }),
+  session_info: z.looseObject({ ...base, type: z.literal("session_info"), name: z.optional(z.string()) }),
   ttsr_injection: z.looseObject({
     ...base,
     type: z.literal("ttsr_injection"),
@@ -81,9 +86,9 @@ const entrySchemas = {
   session_init: z.looseObject({
     ...base,
     type: z.literal("session_init"),
-    systemPrompt: z.string().optional(),
-    task: z.string().optional(),
-    tools: z.array(z.string()).optional(),
+    systemPrompt: z.optional(z.string()),
+    task: z.optional(z.string()),
+    tools: z.optional(z.array(z.string())),
   }),
   mode_change: z.looseObject({ ...base, type: z.literal("mode_change"), mode: z.string() }),
   leaf: z.looseObject({ ...base, type: z.literal("leaf"), targetId: z.string() }),

@@ -4,7 +4,7 @@
  * mtime are unchanged costs nothing; one that grew is read from that point; a rewrite is read
  * again in full. A warm listing reads one catalog file per directory: O(sessions), not O(text).
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { detectDialect } from "../format/dialect.js";
 import { decodeHeader } from "../format/session-file.js";
 import type { SessionInfo } from "../format/types.js";
@@ -33,7 +33,8 @@ const CONCURRENCY = 8;
 const readPointShape = { size: z.number(), mtimeMs: z.number(), offset: z.number(), header: z.string(), fingerprint: z.string() };
 const catalogEntrySchema = z.object({
   ...readPointShape,
-  summary: z.looseObject({ valid: z.boolean(), records: z.number(), messageCount: z.number() }).transform((s) => s as unknown as SessionSummary),
+  // The summary's other fields are taken as written: the catalog is this kit's own cache.
+  summary: z.looseObject({ valid: z.boolean(), records: z.number(), messageCount: z.number() }),
 });
 const catalogSchema = z.object({ version: z.literal(CATALOG_VERSION), files: z.record(z.string(), catalogEntrySchema) });
 type CatalogEntry = ReadPoint & { summary: SessionSummary };
@@ -48,7 +49,7 @@ async function readCatalog(storage: StoragePort, dir: string): Promise<Catalog> 
   if (bytes) {
     try {
       const parsed = catalogSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
-      if (parsed.success) return parsed.data as Catalog;
+      if (parsed.success) return parsed.data as unknown as Catalog;
     } catch {
       // a damaged catalog is only a cache: rebuild it
     }

@@ -33,7 +33,7 @@ const BACKEND_LIBS = /^(idb$|idb\/|electron$)/;
  * project runs the core on them: zod in every suite, zip.js and hash-wasm in the archive tests,
  * SQLite's WASM build in the search tests).
  */
-const ISOMORPHIC_LIBS = new Set(["zod", "@zip.js/zip.js", "hash-wasm", "@sqlite.org/sqlite-wasm"]);
+const ISOMORPHIC_LIBS = new Set(["zod/mini", "zod/v4/locales/en.js", "@zip.js/zip.js", "hash-wasm", "@sqlite.org/sqlite-wasm"]);
 /** `sessionkit/testing` registers vitest tests: vitest, an optional peer dependency, is for it alone. */
 const TESTING_LIBS = new Set(["vitest"]);
 const TESTING_DIR = "src/testing/";

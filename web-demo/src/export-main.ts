@@ -2,7 +2,6 @@
  * The viewer inside an exported HTML file: the session the file carries (data blocks, see
  * export/embed.ts), in memory, with every view of the app; no list, no storage, no network.
  */
-import "./strict-csp.js";
 import { ViewerApp } from "./app/app.js";
 import { embeddedSource } from "./export/embedded-source.js";
 import { el } from "./render/dom.js";

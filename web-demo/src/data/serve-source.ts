@@ -3,12 +3,12 @@
  * (a static host answers 404, or its index.html). One `httpStorage` per store; the page's
  * requests carry the cookie the server set when the printed URL (with its token) was opened.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { httpStorage, type ServedStore } from "../../../adapters/rpc/http.js";
 import { searchWithIndex } from "./index-search.js";
 import { PortStoreSource } from "./source.js";
 
-const servedStoresSchema = z.array(z.object({ id: z.string(), label: z.string(), readOnly: z.boolean(), agent: z.string().optional() }));
+const servedStoresSchema = z.array(z.object({ id: z.string(), label: z.string(), readOnly: z.boolean(), agent: z.optional(z.string()) }));
 
 /** The stores the server of this page offers, or null when no `sessionkit serve` served it. */
 export async function servedStores(page: string = location.href): Promise<ServedStore[] | null> {
