@@ -11,7 +11,7 @@
  * after `npm run build` (`--package .`). Its dependencies resolve from where it is installed.
  * `--verbose` lists each bundle's biggest inputs.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -51,17 +51,7 @@ const SCENARIOS: Scenario[] = [
 ];
 
 /** opfsStorage starts this file as a module worker; a bundler emits it as a chunk of its own. */
-const OPFS_WORKER = { name: "OPFS worker (separate file)", file: "dist/adapters/opfs/worker.js" };
-
-/**
- * Where a subpath's file is in a package whose `exports` map does not name it yet (the map of
- * sessionkit 0.1.0 has the Electron entries under `./electron/*`): dist/<subpath>.js or
- * dist/<subpath>/index.js, and dist/src/index.js for the package itself.
- */
-function builtFileOf(packageDir: string, subpath: string): string | undefined {
-  const stem = subpath === "." ? "src" : subpath.slice(2);
-  return [join(packageDir, "dist", `${stem}.js`), join(packageDir, "dist", stem, "index.js")].find((file) => existsSync(file));
-}
+const OPFS_WORKER = { name: "OPFS worker (separate file)", file: "dist/adapters/opfs/sessionkit-opfs-worker.js" };
 
 type ExportTarget = string | null | { [condition: string]: ExportTarget } | ExportTarget[];
 
@@ -88,9 +78,8 @@ function packagePlugin(packageDir: string): Plugin {
       build.onResolve({ filter: new RegExp(`^${PACKAGE_NAME}(/.*)?$`) }, (args) => {
         const subpath = `.${args.path.slice(PACKAGE_NAME.length)}`;
         const exported = pickTarget(exportsMap[subpath]);
-        const file = exported === undefined ? builtFileOf(packageDir, subpath) : join(packageDir, exported);
-        if (file === undefined) return { errors: [{ text: `${args.path}: not in ${join(packageDir, "package.json")}'s exports, and no built file for it` }] };
-        return { path: file };
+        if (exported === undefined) return { errors: [{ text: `${args.path}: not in ${join(packageDir, "package.json")}'s exports` }] };
+        return { path: join(packageDir, exported) };
       });
     },
   };
