@@ -16,7 +16,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   ".": {
     values: [
       "ArchiveError", "CURRENT_SESSION_VERSION", "DEFAULT_LIMITS", "DEFAULT_SOURCES", "HistoryError", "PromptHistory",
-      "SEARCH_SOURCES", "SessionError", "SessionManager", "SessionTail", "StorageError", "buildSessionContext", "buildTree",
+      "SEARCH_SOURCES", "SessionError", "SessionManager", "SessionTail", "StorageError", "buildSessionContext", "buildTree", "configureSqlite",
       "deleteSessionWithBlobs", "exportArchive", "findMostRecentSession", "getRecentSessions", "importArchive",
       "importSessionFiles", "isArchiveError", "isSessionError", "isStorageError", "listAllSessions", "listSessions",
       "readHistoryDb", "searchSessions", "verifyArchive",
@@ -31,7 +31,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "SearchHit",
       "SearchIndexProgress", "SearchOptions", "SearchSource", "SessionContext", "SessionDialect", "SessionEntry",
       "SessionErrorCode", "SessionFileInput", "SessionFollow", "SessionHeader", "SessionInfo", "SessionInfoEntry",
-      "SessionInitEntry", "SessionManagerOptions", "SessionTreeNode", "StorageErrorCode", "StorageLock", "StoragePort",
+      "SessionInitEntry", "SessionManagerOptions", "SessionTreeNode", "SqliteOptions", "StorageErrorCode", "StorageLock", "StoragePort",
       "StorageWatch", "StoreLayout", "TailRead", "TerminalBreadcrumb", "TextContent", "ThinkingLevelChangeEntry",
       "TtsrInjectionEntry", "VerifySummary",
     ],
@@ -111,7 +111,10 @@ const INTERNALS = ["scanJsonl", "splitGluedObjects", "encodeRecord", "decodeReco
 
 interface PackageJson {
   name: string;
+  main: string;
+  types: string;
   exports: Record<string, { types: string; default: string } | string>;
+  typesVersions: Record<string, Record<string, string[]>>;
 }
 
 const packageJson = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as PackageJson;
@@ -139,6 +142,13 @@ describe("package.json exports", () => {
       expect(target, subpath).toEqual({ types: `./dist/${stem}.d.ts`, default: `./dist/${stem}.js` });
       expect(built.has(source), `${subpath}: ${source} is compiled by tsconfig.build.json`).toBe(true);
     }
+  });
+
+  it("the root's main and types, and typesVersions for every other subpath, agree with exports (for node10 resolution)", () => {
+    const root = subpaths.find(({ subpath }) => subpath === ".")!;
+    expect({ main: packageJson.main, types: packageJson.types }).toEqual({ main: root.target.default, types: root.target.types });
+    const others = subpaths.filter(({ subpath }) => subpath !== ".");
+    expect(packageJson.typesVersions).toEqual({ "*": Object.fromEntries(others.map(({ subpath, target }) => [subpath.slice(2), [target.types]])) });
   });
 
   it("tsconfig.json's paths map every subpath, and nothing else, to its source", () => {
