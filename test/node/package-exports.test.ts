@@ -67,8 +67,8 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
     types: ["OpfsLocation", "OpfsStorage", "OpfsStorageOptions"],
   },
   "./adapters/postgres": {
-    values: ["CHUNK_BYTES", "SCHEMA_VERSION", "TOP_UP_BYTES", "postgresStorage"],
-    types: ["PostgresStorage", "PostgresStorageOptions"],
+    values: ["postgresStorage"],
+    types: ["PostgresPool", "PostgresStorage", "PostgresStorageOptions"],
   },
   "./adapters/rpc": {
     values: [
