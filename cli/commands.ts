@@ -212,7 +212,7 @@ async function migrate(run: Run): Promise<number> {
   if (before.dialect !== "pi") {
     // Versions and migrations are pi's; a file of another dialect is read as it is.
     run.print({ file: ref.absolute, dialect: before.dialect, fromVersion: null, toVersion: null, migrated: false }, () => [
-      `${ref.absolute}: ${dialectName(before.dialect)}'s dialect has no versions, nothing to migrate`,
+      `${ref.absolute}: the ${dialectName(before.dialect)} format has no versions, nothing to migrate`,
     ]);
     return 0;
   }

@@ -6,7 +6,7 @@ import { BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "../blobs/blob-store.js
 import { collectBlobRefs } from "../blobs/images.js";
 import { isSessionError } from "../errors.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "../format/jsonl-reader.js";
-import { completeSeed003Entry, decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
+import { completeSeed003Entry, EXPECTED_HEADERS, decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
 import { headerVersion } from "../format/migrate.js";
 import { checkEntry } from "../format/schema.js";
 import { decodeHeader, encodeSessionFile, readSessionFile } from "../format/session-file.js";
@@ -172,7 +172,7 @@ function checkedHeader(record: Record<string, unknown>, source: string): { heade
   const header = dialect === null ? null : decodeHeader(dialect, record);
   if (dialect !== null && header?.success) return { header: header.data, dialect };
   const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
-  throw new ArchiveError("bad-session", `not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { member: source });
+  throw new ArchiveError("bad-session", `not a session file: ${what} (expected ${EXPECTED_HEADERS})`, { member: source });
 }
 
 /** A scanned session whose bytes are already canonical v3 (see `isCanonical`). */

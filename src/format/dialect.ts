@@ -111,8 +111,11 @@ export function rejectedKeys(dialect: SessionDialect): ReadonlySet<string> {
 }
 
 /** The dialect's name in messages. */
+/** What a session file's first record must be, in either dialect; error messages name it. */
+export const EXPECTED_HEADERS = `{"type":"session","id":…} or the Python agent's {"type":"session_header","id":…}`;
+
 export function dialectName(dialect: SessionDialect): string {
-  return dialect === "pi" ? "pi" : "seed 003";
+  return dialect === "pi" ? "pi" : "snake_case Python agent";
 }
 
 /**

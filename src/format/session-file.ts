@@ -9,7 +9,7 @@ import { concatAll, type ReusedEncodeBuffer } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
 import { checkEntry, sessionHeaderSchema } from "./schema.js";
-import { completeSeed003Entry, decodeRecord, DialectError, detectDialect, encodeRecord, type SessionDialect } from "./dialect.js";
+import { completeSeed003Entry, EXPECTED_HEADERS, decodeRecord, DialectError, detectDialect, encodeRecord, type SessionDialect } from "./dialect.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 export type SessionFileRead =
@@ -60,7 +60,7 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
   const header = dialect === null ? null : decodeHeader(dialect, first);
   if (dialect === null || !header?.success) {
     const what = typeof first.type === "string" ? `first record has type ${JSON.stringify(first.type)}` : "first record is not a session header";
-    throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { path });
+    throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected ${EXPECTED_HEADERS})`, { path });
   }
   const migratedFrom = dialect === "pi" ? migrateRecords(records) : null;
   const reader = entryReader(dialect, header.data);

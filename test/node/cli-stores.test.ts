@@ -189,7 +189,7 @@ describe("the CLI over every store of a fake $HOME", () => {
       expect(result.stdout).toContain(`session  ${session.id}\n`);
       expect(result.stdout).toContain(`file     ${session.file}\n`);
       expect(result.stdout).toContain(`store    ${agent} ~/${(agent === "operator" ? PROFILE : AGENT_ROOTS[agent])}\n`);
-      if (agent === "operator") expect(result.stdout).toContain("header   seed 003 · created");
+      if (agent === "operator") expect(result.stdout).toContain("header   snake_case Python agent · created");
       const json = JSON.parse((await cli(["show", prefix, "--json"])).stdout) as { agent: string; store: string; dialect: string };
       expect(json).toMatchObject({ agent, store: session.store, dialect: agent === "operator" ? "seed003" : "pi" });
     }
@@ -201,11 +201,11 @@ describe("the CLI over every store of a fake $HOME", () => {
     const session = planted.find((p) => p.agent === "operator")!;
     const prefix = session.id.slice(0, 13);
     const verify = await cli(["verify", prefix]);
-    expect(verify.stdout).toMatch(new RegExp(`^${session.file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: OK \\(seed 003, \\d+ entries, \\d+ blob refs?\\)\n$`));
+    expect(verify.stdout).toMatch(new RegExp(`^${session.file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: OK \\(snake_case Python agent, \\d+ entries, \\d+ blob refs?\\)\n$`));
     const report = JSON.parse((await cli(["verify", prefix, "--json"])).stdout) as { dialect: string; version: unknown };
     expect(report).toMatchObject({ dialect: "seed003", version: null });
     const migrate = await cli(["migrate", prefix]);
-    expect(migrate).toMatchObject({ code: 0, stdout: `${session.file}: seed 003's dialect has no versions, nothing to migrate\n` });
+    expect(migrate).toMatchObject({ code: 0, stdout: `${session.file}: the snake_case Python agent format has no versions, nothing to migrate\n` });
     const tree = JSON.parse((await cli(["tree", prefix, "--json"])).stdout) as Array<{ entry: { parentId: unknown } }>;
     expect(tree[0]!.entry).toHaveProperty("parentId", null); // canonical shapes, as for pi files
     const context = await cli(["context", prefix, "--json"]);

@@ -547,7 +547,7 @@ describe("errors", () => {
     for (const command of ["show", "verify", "migrate"]) {
       const result = await sk(command, file);
       expect(result.code).toBe(2);
-      expect(result.stderr).toBe(`sessionkit: ${command}: ${file} is not a session file: first record has type "message" (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})\n`);
+      expect(result.stderr).toBe(`sessionkit: ${command}: ${file} is not a session file: first record has type "message" (expected {"type":"session","id":…} or the Python agent's {"type":"session_header","id":…})\n`);
       expect(result.stdout).toBe("");
     }
     expect(await readFile(file, "utf8")).toBe(text);

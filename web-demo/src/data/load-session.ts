@@ -12,7 +12,7 @@
  * `watch` notification when the port has `watch`, else by polling its size.
  */
 import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "../../../src/format/types.js";
-import { DialectError, completeSeed003Entry, decodeRecord, detectDialect, type SessionDialect } from "../../../src/format/dialect.js";
+import { DialectError, EXPECTED_HEADERS, completeSeed003Entry, decodeRecord, detectDialect, type SessionDialect } from "../../../src/format/dialect.js";
 import { SessionError } from "../../../src/errors.js";
 import { checkEntry } from "../../../src/format/schema.js";
 import { decodeHeader } from "../../../src/format/session-file.js";
@@ -103,7 +103,7 @@ export async function loadSession(storage: StoragePort, path: string, options: L
         const parsed = found === null ? null : decodeHeader(found, record);
         if (found === null || !parsed?.success) {
           const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
-          throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected {"type":"session","id":…} or seed 003's {"type":"session_header","id":…})`, { path });
+          throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected ${EXPECTED_HEADERS})`, { path });
         }
         dialect = found;
         header = parsed.data;
