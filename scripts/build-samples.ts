@@ -6,9 +6,12 @@
  *   npm run samples            → samples/store (deleted and rebuilt)
  *   buildSamples(rootDir)      → the same store anywhere (tests)
  *
- * Content is fixed; ids and timestamps are real.
+ * Content and dates are fixed (each session has its own days in January 2026, SAMPLE_STARTS; each
+ * file's mtime is its latest timestamp); ids are random. The store's root holds
+ * SAMPLE_STORE_MARKER: `sessionkit serve` reports the store as samples, and the viewer lists them
+ * after the user's own sessions.
  */
-import { readFile, rm, stat } from "node:fs/promises";
+import { readFile, rm, stat, utimes } from "node:fs/promises";
 import nodePath from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { deflateSync, crc32 } from "node:zlib";
@@ -17,6 +20,7 @@ import { bytesToBase64 } from "../src/blobs/base64.js";
 import { SessionManager, type AgentMessage, type ImageContent, type SessionHeader } from "../src/index.js";
 import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
 import { joinPath } from "../src/port.js";
+import { SAMPLE_STORE_MARKER } from "../cli/serve/sample-store.js";
 
 const REPO = nodePath.resolve(nodePath.dirname(fileURLToPath(import.meta.url)), "..");
 export const LEGACY_SOURCE = nodePath.join(REPO, "test/fixtures/corpus/badlogic__pi-mono/large-session.jsonl");
@@ -40,6 +44,55 @@ export interface SampleStore {
 }
 
 // ---------------------------------------------------------------------------
+// The samples' own dates
+// ---------------------------------------------------------------------------
+
+type BuiltKind = Exclude<SampleSession["kind"], "legacy-v1">;
+
+/**
+ * When each session starts. Fixed days in the past: a sample dated at build time would sort above
+ * every session of the user's. All within one 2^32 ms span (2025-12-08 to 2026-01-27), so the
+ * UUIDv7 session ids share their first 4 hex digits (the CLI's ambiguous-prefix test uses that).
+ * The v1 file keeps the corpus's dates (2025-11-20).
+ */
+export const SAMPLE_STARTS: Readonly<Record<BuiltKind, string>> = {
+  branching: "2026-01-08T09:12:00.000Z",
+  fork: "2026-01-08T10:05:00.000Z",
+  compaction: "2026-01-09T14:20:00.000Z",
+  images: "2026-01-12T16:40:00.000Z",
+  custom: "2026-01-13T08:55:00.000Z",
+  omp: "2026-01-14T11:00:00.000Z",
+  large: "2026-01-15T09:00:00.000Z",
+};
+
+/** The time of the session being built, in ms; SessionManager reads it through Date.now (onSampleClock). */
+let sampleTime = 0;
+
+function startsAt(kind: BuiltKind): void {
+  sampleTime = Date.parse(SAMPLE_STARTS[kind]);
+}
+
+/** The clock moved on by `seconds` (a message comes some time after the one before it): its new time. */
+function later(seconds: number): number {
+  sampleTime += seconds * 1000;
+  return sampleTime;
+}
+
+/**
+ * Runs `build` with Date.now reading the samples' clock: SessionManager stamps each header, file
+ * name, UUIDv7 session id and entry with Date.now and takes no clock of its own.
+ */
+async function onSampleClock<T>(build: () => Promise<T>): Promise<T> {
+  const realNow = Date.now;
+  Date.now = () => sampleTime;
+  try {
+    return await build();
+  } finally {
+    Date.now = realNow;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Messages, shaped as pi writes them
 // ---------------------------------------------------------------------------
 
@@ -56,7 +109,7 @@ interface ToolCall {
 }
 
 function user(text: string, images: ImageContent[] = []): AgentMessage {
-  return { role: "user", content: [{ type: "text", text }, ...images], timestamp: Date.now() };
+  return { role: "user", content: [{ type: "text", text }, ...images], timestamp: later(40) };
 }
 
 function usage(chars: number) {
@@ -68,7 +121,7 @@ function usage(chars: number) {
 function assistant(blocks: Block[], model: Model = ANTHROPIC): AgentMessage {
   const chars = JSON.stringify(blocks).length;
   const stopReason = blocks.some((b) => b.type === "toolCall") ? "toolUse" : "stop";
-  return { role: "assistant", content: blocks, ...model, usage: usage(chars), stopReason, timestamp: Date.now() };
+  return { role: "assistant", content: blocks, ...model, usage: usage(chars), stopReason, timestamp: later(15) };
 }
 
 const say = (text: string, model?: Model) => assistant([{ type: "text", text }], model);
@@ -82,7 +135,7 @@ function toolResult(toolCall: ToolCall, text: string, images: ImageContent[] = [
     toolName: toolCall.name,
     content: [{ type: "text", text }, ...images],
     isError: false,
-    timestamp: Date.now(),
+    timestamp: later(2),
   };
 }
 
@@ -179,6 +232,7 @@ const LOGIN_TS = `export async function handleLogin(req: Request, res: Response)
 
 /** Two branches from one answer, a branch summary, labels (one cleared), a name, model and thinking changes. */
 async function buildBranching(storage: NodeFsStorage): Promise<{ sm: SessionManager; optionBLeaf: string }> {
+  startsAt("branching");
   const sm = await SessionManager.create(storage, WEBAPP);
   sm.appendModelChange("anthropic", "claude-sonnet-4-5");
   sm.appendThinkingLevelChange("medium");
@@ -229,6 +283,7 @@ async function buildBranching(storage: NodeFsStorage): Promise<{ sm: SessionMana
 
 /** Two compactions; only the last one shapes the context. */
 async function buildCompaction(storage: NodeFsStorage): Promise<SessionManager> {
+  startsAt("compaction");
   const sm = await SessionManager.create(storage, WEBAPP);
   const turns = [
     ["Add pagination to GET /api/orders.", "I'll add `page` and `pageSize` query parameters with a default page size of 50."],
@@ -267,6 +322,7 @@ async function buildCompaction(storage: NodeFsStorage): Promise<SessionManager> 
 
 /** Images in user messages, tool results and a custom message: large ones go to blobs/, once. */
 async function buildImages(storage: NodeFsStorage): Promise<SessionManager> {
+  startsAt("images");
   const sm = await SessionManager.create(storage, CLI_TOOL);
   sm.appendMessage(user("The progress bar renders on two lines in narrow terminals, see the screenshot.", [screenshot()]));
   const read = call("toolu_read_diagram", "read", { path: "docs/layout.png" });
@@ -284,6 +340,7 @@ async function buildImages(storage: NodeFsStorage): Promise<SessionManager> {
 
 /** Custom entries (state only) and custom messages (shown or hidden), a bash execution. */
 async function buildCustom(storage: NodeFsStorage): Promise<SessionManager> {
+  startsAt("custom");
   const sm = await SessionManager.create(storage, NOTES);
   sm.appendCustomEntry("todo-state", { items: [{ text: "summarize yesterday", done: false }, { text: "plan the week", done: false }] });
   sm.appendCustomMessageEntry("reminder", "Stand-up at 10:00: summarize yesterday's notes first.", true);
@@ -297,7 +354,7 @@ async function buildCustom(storage: NodeFsStorage): Promise<SessionManager> {
     exitCode: 0,
     cancelled: false,
     truncated: false,
-    timestamp: Date.now(),
+    timestamp: later(3),
   });
   sm.appendCustomEntry("todo-state", { items: [{ text: "summarize yesterday", done: true }, { text: "plan the week", done: false }] });
   sm.appendMessage(user("How many TODOs are left?"));
@@ -308,6 +365,7 @@ async function buildCustom(storage: NodeFsStorage): Promise<SessionManager> {
 
 /** oh-my-pi's dialect: session_init, role models, mode changes, TTSR injections. */
 async function buildOmp(storage: NodeFsStorage): Promise<SessionManager> {
+  startsAt("omp");
   const sm = await SessionManager.create(storage, OMP_PROJECT);
   sm.appendSessionInit({
     systemPrompt: "You are a careful coding agent. Plan before you edit.",
@@ -335,6 +393,7 @@ async function buildOmp(storage: NodeFsStorage): Promise<SessionManager> {
 
 /** A session of thousands of entries (~6 MB): a deep chain with tool output, labels and a compaction. */
 async function buildLarge(storage: NodeFsStorage): Promise<SessionManager> {
+  startsAt("large");
   const TURNS = 1500;
   const sm = await SessionManager.create(storage, BIG_REPO);
   sm.appendSessionInfo("Audit every module");
@@ -375,6 +434,18 @@ async function describe(storage: NodeFsStorage, kind: SampleSession["kind"], sm:
   return { kind, path, cwd: sm.getCwd(), id: sm.getSessionId(), entries: sm.getEntries().length, bytes: size, description };
 }
 
+/** When a session file was last written: its latest timestamp (a fork's header is newer than the entries it copied). */
+function lastWritten(text: string): Date {
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const time = Date.parse((JSON.parse(line) as { timestamp?: string }).timestamp ?? "");
+    if (!Number.isNaN(time)) latest = Math.max(latest, time);
+  }
+  if (latest === Number.NEGATIVE_INFINITY) throw new Error("a sample session has no timestamps");
+  return new Date(latest);
+}
+
 /** Builds the sample store in `root` (which should be empty or absent). */
 export async function buildSamples(root: string): Promise<SampleStore> {
   const storage = nodeFsStorage({ root });
@@ -384,18 +455,21 @@ export async function buildSamples(root: string): Promise<SampleStore> {
     sessions.push(await describe(storage, kind, sm, description));
   };
   try {
-    const { sm: branching, optionBLeaf } = await buildBranching(storage);
-    await add("branching", branching, "two branches, a branch summary, labels (one cleared), name, model and thinking changes");
+    await onSampleClock(async () => {
+      const { sm: branching, optionBLeaf } = await buildBranching(storage);
+      await add("branching", branching, "two branches, a branch summary, labels (one cleared), name, model and thinking changes");
 
-    const fork = await SessionManager.open(storage, sessions[0]!.path);
-    fork.createBranchedSession(optionBLeaf);
-    await add("fork", fork, "the option-B branch as its own session (parentSession set, label re-emitted)");
+      startsAt("fork");
+      const fork = await SessionManager.open(storage, sessions[0]!.path);
+      fork.createBranchedSession(optionBLeaf);
+      await add("fork", fork, "the option-B branch as its own session (parentSession set, label re-emitted)");
 
-    await add("compaction", await buildCompaction(storage), "two compactions (the last one counts), a name");
-    await add("images", await buildImages(storage), "PNG screenshots in blobs/ (one stored once, used twice), an inline icon, custom entries");
-    await add("custom", await buildCustom(storage), "custom and custom_message entries (shown and hidden), a bash execution, unnamed");
-    await add("omp", await buildOmp(storage), "oh-my-pi dialect: session_init, role models, mode changes, TTSR rules, a compaction");
-    await add("large", await buildLarge(storage), "1500 turns in one chain, labels every 250 turns, a compaction");
+      await add("compaction", await buildCompaction(storage), "two compactions (the last one counts), a name");
+      await add("images", await buildImages(storage), "PNG screenshots in blobs/ (one stored once, used twice), an inline icon, custom entries");
+      await add("custom", await buildCustom(storage), "custom and custom_message entries (shown and hidden), a bash execution, unnamed");
+      await add("omp", await buildOmp(storage), "oh-my-pi dialect: session_init, role models, mode changes, TTSR rules, a compaction");
+      await add("large", await buildLarge(storage), "1500 turns in one chain, labels every 250 turns, a compaction");
+    });
 
     const legacy = await copyLegacy(storage);
     const legacySize = (await storage.stat(legacy.path))?.size ?? 0;
@@ -409,6 +483,15 @@ export async function buildSamples(root: string): Promise<SampleStore> {
       bytes: legacySize,
       description: "pi's v1 format (no ids), copied unchanged from the corpus; migrated in memory on read",
     });
+    // Each file's mtime as if pi had written it then: tools that go by mtime (pi's --continue) agree with the dates.
+    for (const session of sessions) {
+      const file = nodePath.join(storage.root, session.path);
+      const written = lastWritten(await readFile(file, "utf8"));
+      await utimes(file, written, written);
+    }
+    // Last: a store without it is not a whole sample store (scripts/start.ts rebuilds it).
+    const marker = { about: "Sample sessions made by sessionkit's scripts/build-samples.ts, not by an agent of yours.", sessions: sessions.map(({ kind, path, description }) => ({ kind, path, description })) };
+    await storage.write(SAMPLE_STORE_MARKER, new TextEncoder().encode(`${JSON.stringify(marker, null, 2)}\n`));
     const blobs = (await storage.list("blobs")).filter((entry) => entry.kind === "file").length;
     return { root: storage.root, sessions, blobs };
   } finally {

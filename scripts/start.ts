@@ -1,17 +1,19 @@
 /**
  * `npm start`: builds what is out of date (the CLI: `npm run build`; the viewer: `vite build
- * web-demo`), builds the sample store on first run (samples/store, scripts/build-samples.ts),
- * then runs `sessionkit serve --agent-stores --root samples/store`: the user's agent stores
- * (read-only) and the samples, on 127.0.0.1:4174 (a free port when that one is taken). Its one
- * stdout line is serve's URL; progress goes to stderr. Arguments after `--` go to serve
- * (`npm start -- --port 0`, `npm start -- --write`). Ctrl+C stops the server, then this.
+ * web-demo`), builds the sample store when it is missing or older than its script
+ * (samples/store, scripts/build-samples.ts), then runs `sessionkit serve --agent-stores --root
+ * samples/store`: the user's agent stores (read-only) and the samples, on 127.0.0.1:4174 (a free
+ * port when that one is taken). Its one stdout line is serve's URL; progress goes to stderr.
+ * Arguments after `--` go to serve (`npm start -- --port 0`, `npm start -- --write`). Ctrl+C stops
+ * the server, then this.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SAMPLE_STORE_MARKER } from "../cli/serve/sample-store.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const SAMPLES = join(REPO, "samples", "store");
@@ -80,14 +82,16 @@ if (stale(join(viewer, "dist", "index.html"), ["web-demo/src", "web-demo/index.h
   });
 }
 
-// The sample store, once: built aside and moved into place, so an interrupted build leaves none.
-if (!existsSync(SAMPLES)) {
+// The sample store, when missing or built by an older scripts/build-samples.ts (its marker, written
+// last, is older than the script): built aside and moved into place, so an interrupted build leaves none.
+if (stale(join(SAMPLES, SAMPLE_STORE_MARKER), ["scripts/build-samples.ts"])) {
   await step("building the sample store (samples/store)", async () => {
     const { buildSamples } = await import("./build-samples.js");
     await mkdir(join(REPO, "samples"), { recursive: true });
     const aside = await mkdtemp(join(REPO, "samples", ".store-"));
     try {
       await buildSamples(aside);
+      await rm(SAMPLES, { recursive: true, force: true });
       await rename(aside, SAMPLES);
     } finally {
       await rm(aside, { recursive: true, force: true });

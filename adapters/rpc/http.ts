@@ -36,6 +36,8 @@ export interface ServedStore {
   readOnly: boolean;
   /** The agent whose store it is ("pi", "omp", …), for stores found on the machine. */
   agent?: string;
+  /** Set for a store of sample sessions (a `sessionkit-samples.json` at its root), not the user's own. */
+  samples?: boolean;
 }
 
 export type HttpStorage = RpcStorage;

@@ -24,6 +24,7 @@ import { RPC_PROTOCOL, errorResponse, type RpcResponse, type RpcResponseBatch } 
 import { StorageError, checkStoragePath, type StorageErrorCode, type StoragePort } from "../../src/port.js";
 import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
+import { isSampleStore } from "./sample-store.js";
 
 export type StoreConfig = (
   | {
@@ -99,6 +100,8 @@ interface Store {
   id: string;
   label: string;
   agent: string | undefined;
+  /** The store holds sample sessions (sample-store.ts), not the user's. */
+  samples: boolean;
   root: string;
   storage: StoragePort;
   server: StorageServer;
@@ -141,7 +144,8 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     // The kit's caches stay writable on a read-only store when they are not in an agent's folder:
     // mounted from the user's cache dir, or a database's own (it has no agent writing beside them).
     const writablePaths = config.cacheDir !== undefined || "storage" in config ? [KIT_DIR] : [];
-    stores.set(id, { id, label: config.label ?? root, agent: config.agent, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS, writablePaths }) });
+    const samples = !("storage" in config) && (await isSampleStore(root));
+    stores.set(id, { id, label: config.label ?? root, agent: config.agent, samples, root, storage, server: createStorageServer(storage, { readOnly, paths: SERVED_PATHS, writablePaths }) });
   }
 
   const http = createServer();
@@ -194,7 +198,7 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     const path = url.pathname;
     if (path === "/api/stores") {
       allowMethods(request, ["GET"]);
-      return sendJson(response, 200, [...stores.values()].map(({ id, label, agent }) => ({ id, label, readOnly, ...(agent === undefined ? {} : { agent }) })));
+      return sendJson(response, 200, [...stores.values()].map(({ id, label, agent, samples }) => ({ id, label, readOnly, ...(agent === undefined ? {} : { agent }), ...(samples ? { samples } : {}) })));
     }
     const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes)(\/.*)?$/.exec(path);
     if (match) {

@@ -10,7 +10,7 @@ import { resolveImages } from "../../../src/blobs/images.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import { loadSession, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
-import { el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";
+import { append, el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
@@ -157,7 +157,7 @@ export class ViewerApp {
     this.#storeFilter.value = stores.some((store) => store.id === chosen) ? chosen : "";
   }
 
-  /** Opens what the address names, or the newest session. */
+  /** Opens what the address names, or the newest session (the user's: samples are listed after them). */
   async start(): Promise<void> {
     await this.refreshList();
     if (!(await this.#followAddress())) {
@@ -222,7 +222,7 @@ export class ViewerApp {
       return words.every((w) => text.includes(w));
     });
     const many = this.source.stores.length > 1;
-    const items = shown.slice(0, 500).map((info) => {
+    const item = (info: ListedSession) => {
       const selected = this.#open?.storeId === info.storeId && this.#open.path === info.path;
       const store = this.source.stores.find((s) => s.id === info.storeId);
       return el(
@@ -243,10 +243,20 @@ export class ViewerApp {
           many && store ? el("span", { class: "session-store" }, store.label) : null,
         ),
       );
-    });
-    this.#list.replaceChildren(
+    };
+    // Samples come last (listSessions): under a heading of their own, so they are not taken for the user's.
+    const sampleStores = new Set(this.source.stores.filter((store) => store.samples).map((store) => store.id));
+    const listed = shown.slice(0, 500);
+    const own = listed.filter((info) => !sampleStores.has(info.storeId));
+    const samples = listed.filter((info) => sampleStores.has(info.storeId));
+    this.#list.replaceChildren();
+    append(
+      this.#list,
       el("p", { class: "list-count" }, `${shown.length} of ${this.#sessions.length} sessions`),
-      items.length > 0 ? el("ul", {}, ...items) : el("p", { class: "empty" }, this.#sessions.length === 0 ? "No sessions stored." : "No session matches."),
+      listed.length === 0 ? el("p", { class: "empty" }, this.#sessions.length === 0 ? "No sessions stored." : "No session matches.") : null,
+      own.length > 0 ? el("ul", {}, ...own.map(item)) : null,
+      samples.length > 0 ? el("h2", { class: "list-group", id: "samples-heading" }, "Samples", el("span", { class: "muted" }, " · made by sessionkit to show the viewer")) : null,
+      samples.length > 0 ? el("ul", { "aria-labelledby": "samples-heading" }, ...samples.map(item)) : null,
     );
   }
 

@@ -8,7 +8,7 @@ import { httpStorage, type ServedStore } from "../../../adapters/rpc/http.js";
 import { searchWithIndex } from "./index-search.js";
 import { PortStoreSource } from "./source.js";
 
-const servedStoresSchema = z.array(z.object({ id: z.string(), label: z.string(), readOnly: z.boolean(), agent: z.optional(z.string()) }));
+const servedStoresSchema = z.array(z.object({ id: z.string(), label: z.string(), readOnly: z.boolean(), agent: z.optional(z.string()), samples: z.optional(z.boolean()) }));
 
 /** The stores the server of this page offers, or null when no `sessionkit serve` served it. */
 export async function servedStores(page: string = location.href): Promise<ServedStore[] | null> {
@@ -27,7 +27,14 @@ export async function servedStores(page: string = location.href): Promise<Served
 export function serveSource(stores: readonly ServedStore[], origin: string = location.origin): PortStoreSource {
   return new PortStoreSource(
     "serve",
-    stores.map((store) => ({ id: store.id, label: store.label, ...(store.agent === undefined ? {} : { agent: store.agent }), storage: httpStorage({ url: origin, store: store.id }), writable: !store.readOnly })),
+    stores.map((store) => ({
+      id: store.id,
+      label: store.label,
+      ...(store.agent === undefined ? {} : { agent: store.agent }),
+      storage: httpStorage({ url: origin, store: store.id }),
+      writable: !store.readOnly,
+      samples: store.samples === true,
+    })),
     true,
     searchWithIndex,
   );

@@ -18,6 +18,8 @@ export interface ViewerStore {
   storage: StoragePort;
   /** Import and delete are offered only for a writable store. */
   writable: boolean;
+  /** Sample sessions (the repository's sample store), not the user's: listed after the user's, never opened first. */
+  samples?: boolean;
 }
 
 export interface ListedSession extends SessionInfo {
@@ -47,6 +49,7 @@ export interface SessionSearchOptions {
 export interface StoreSource {
   readonly kind: "static" | "serve" | "embedded";
   readonly stores: readonly ViewerStore[];
+  /** Every store's sessions: the user's newest first, then the samples (a group of their own) newest first. */
   listSessions(): Promise<ListedSession[]>;
   /** Absent where there is nothing to search across (an exported file's one session). */
   searchSessions?(query: string, options?: SessionSearchOptions): Promise<SessionSearchHit[]>;
@@ -79,7 +82,9 @@ export class PortStoreSource implements StoreSource {
 
   async listSessions(): Promise<ListedSession[]> {
     const lists = await Promise.all(this.stores.map(async (store) => (await SessionManager.listAll(store.storage)).map((info) => ({ ...info, storeId: store.id }))));
-    return lists.flat().sort((a, b) => b.modified.getTime() - a.modified.getTime());
+    const samples = new Set(this.stores.filter((store) => store.samples).map((store) => store.id));
+    const group = (session: ListedSession) => (samples.has(session.storeId) ? 1 : 0);
+    return lists.flat().sort((a, b) => group(a) - group(b) || b.modified.getTime() - a.modified.getTime());
   }
 
   store(id: string): ViewerStore | undefined {
