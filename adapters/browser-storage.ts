@@ -1,9 +1,12 @@
 /**
  * What a session viewer needs to know about the browser's storage for this origin: how much is
  * used and allowed, and whether it may be evicted (navigator.storage).
+ *
+ * @module sessionkit/adapters/browser-storage
  */
 import * as z from "zod/mini";
 
+/** This origin's storage use, as {@link storageEstimate} reports it. */
 export interface StorageEstimate {
   /** Bytes this origin uses (all storage kinds; browsers round and may lag behind recent writes). */
   usageBytes: number;

@@ -5,12 +5,15 @@
  * `.sessionkit/catalog/…`) never writes into it: the folder may be read-only or not ours.
  * A watch reports the changes of the one port its directory routes to (watching the base's root
  * does not see a mounted port's files).
+ *
+ * @module sessionkit/adapters/mounted
  */
 import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type StorageLock, type StoragePort, type StorageWatch } from "../src/port.js";
 
 /** Mount point ("a" or "a/b", no leading or trailing "/") → the port that holds what is below it. */
 export type Mounts = Readonly<Record<string, StoragePort>>;
 
+/** The combined port; its optional methods are those the base has. */
 export type MountedStorage = StoragePort & {
   /** Closes the base and every mounted port. */
   close(): Promise<void>;
@@ -24,6 +27,13 @@ interface Route {
   mount: string;
 }
 
+/**
+ * One StoragePort made of several: a path below a mount point goes to the port mounted there (the
+ * mount point taken off), every other path to `base`. E.g. `{ ".sessionkit": cacheStorage }` keeps
+ * sessionkit's own files (listing catalogs, search indexes) away from a read-only agent folder.
+ *
+ * @throws StorageError "invalid" for a mount point that is not a valid storage path
+ */
 export function mountedStorage(base: StoragePort, mounts: Mounts): MountedStorage {
   const points = Object.keys(mounts).map((point) => checkStoragePath(point));
   // The longest mount point that holds a path wins (a mount may sit below another).

@@ -4,6 +4,8 @@
  * range with `checkByteRange`), and reports failures as StorageError with one of the
  * StorageErrorCode values, which the core acts on ("not-found", "locked", "quota", ...).
  * `sessionkit/testing`'s `describePortConformance` checks the result.
+ *
+ * @module sessionkit/adapter-kit
  */
 export {
   StorageError,

@@ -2,8 +2,10 @@
  * `sessionkit`: the application API. Sessions (SessionManager), listing, search, prompt history,
  * archives, following a session another process writes, and the types and errors these hand out.
  * A storage comes from an adapter (`sessionkit/adapters/*`); writing one: `sessionkit/adapter-kit`.
- * Everything here is a deliberate choice: test/node/package-exports.test.ts lists it.
+ *
+ * @module sessionkit
  */
+// Everything here is a deliberate choice: test/node/package-exports.test.ts lists it.
 
 // Sessions
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";

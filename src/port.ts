@@ -5,23 +5,48 @@
  * "sessions/--work-app--/2026-…_id.jsonl" or "blobs/<sha256>". The core owns all format logic.
  */
 
+/**
+ * What went wrong in a storage call ({@link StorageError.code}); the core acts on these.
+ * @category Errors
+ */
 export type StorageErrorCode =
-  | "not-found" // the path does not exist where it must
-  | "quota" // the backend is out of space; nothing was changed
-  | "locked" // another writer holds the lock
-  | "corrupt" // stored bytes are not what they must be (bad session file, bad record)
-  | "io" // any other backend failure
-  | "unsupported" // the backend cannot do this here
-  | "invalid" // the caller passed something malformed (a path with "..", a bad message)
-  | "read-only" // a change refused because the storage is served read-only
-  | "forbidden"; // a path the storage's path policy does not expose
+  /** The path does not exist where it must. */
+  | "not-found"
+  /** The backend is out of space; nothing was changed. */
+  | "quota"
+  /** Another writer holds the lock. */
+  | "locked"
+  /** Stored bytes are not what they must be (bad session file, bad record). */
+  | "corrupt"
+  /** Any other backend failure. */
+  | "io"
+  /** The backend cannot do this here. */
+  | "unsupported"
+  /** The caller passed something malformed (a path with "..", a bad message). */
+  | "invalid"
+  /** A change refused because the storage is served read-only. */
+  | "read-only"
+  /** A path the storage's path policy does not expose. */
+  | "forbidden";
 
+/**
+ * The one error type every StoragePort throws (or rejects with): `code` says what kind of failure
+ * it is, `path` which storage path it concerns. Test for it with {@link isStorageError}.
+ * @category Errors
+ */
 export class StorageError extends Error {
+  /** Always "StorageError". */
   override readonly name = "StorageError";
+  /** What kind of failure this is. */
   readonly code: StorageErrorCode;
   /** The storage path the error is about, when there is one. */
   readonly path: string | undefined;
 
+  /**
+   * @param code what kind of failure this is
+   * @param message a sentence for people, naming what failed
+   * @param options `path`: the storage path concerned; `cause`: the backend's own error
+   */
   constructor(code: StorageErrorCode, message: string, options?: { path?: string; cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
@@ -29,35 +54,68 @@ export class StorageError extends Error {
   }
 }
 
+/**
+ * True when `error` is a StorageError (with the given `code`, when one is given).
+ * @category Errors
+ */
 export function isStorageError(error: unknown, code?: StorageErrorCode): error is StorageError {
   return error instanceof StorageError && (code === undefined || error.code === code);
 }
 
+/**
+ * A file's size and modification time, as {@link StoragePort.stat} returns them.
+ * @category Storage
+ */
 export interface FileStat {
+  /** Length of the file in bytes. */
   size: number;
+  /** Last modification, in milliseconds since the Unix epoch. */
   mtimeMs: number;
 }
 
+/**
+ * One child of a directory, as {@link StoragePort.list} returns it.
+ * @category Storage
+ */
 export interface DirEntry {
+  /** The child's own name (the last path segment), not its full path. */
   name: string;
+  /** Whether the child is a file or a directory. */
   kind: "file" | "dir";
   /** Bytes for a file, 0 for a directory. */
   size: number;
+  /** Last modification in milliseconds since the epoch; for a directory, its newest file's. */
   mtimeMs: number;
 }
 
+/**
+ * Part of a file to read: `length` bytes from `offset`.
+ * @category Storage
+ */
 export interface ByteRange {
+  /** First byte to read (0-based); past the end of the file, the read returns no bytes. */
   offset: number;
   /** Bytes to read; to the end of the file when absent. */
   length?: number;
 }
 
-/** An exclusive lock held until released. */
+/**
+ * An exclusive lock held until released.
+ * @category Storage
+ */
 export interface StorageLock {
+  /** Gives the lock up, so another writer may take it. */
   release(): Promise<void>;
 }
 
+/**
+ * Where sessionkit keeps its bytes: a small file system of relative "/"-separated paths, which
+ * every adapter (`sessionkit/adapters/*`) implements over its backend. Every method reports
+ * failures as {@link StorageError}; the optional ones are there only where the backend can do them.
+ * @category Storage
+ */
 export interface StoragePort {
+  /** The adapter's name ("node-fs", "memory", "indexeddb", ...), for messages and diagnostics. */
   readonly kind: string;
   /** Whole file, or a range of it (clamped to the file's end); null when the file does not exist. */
   read(path: string, range?: ByteRange): Promise<Uint8Array | null>;
@@ -97,7 +155,10 @@ export interface StoragePort {
   close?(): Promise<void>;
 }
 
-/** A live `watch` subscription. */
+/**
+ * A live `watch` subscription.
+ * @category Storage
+ */
 export interface StorageWatch {
   /** Stops notifications; idempotent. */
   close(): Promise<void>;
@@ -109,6 +170,9 @@ const SEGMENT_FORBIDDEN = /[\\\0]/;
  * Validates a storage path and returns it unchanged. Paths are relative, "/"-separated, with no
  * empty, "." or ".." segments and no backslashes: every adapter maps them below its own root.
  * "" names the root directory (valid for `list` only).
+ *
+ * @throws StorageError "invalid" when the path breaks these rules
+ * @category Adapter helpers
  */
 export function checkStoragePath(path: string, options?: { allowRoot?: boolean }): string {
   if (path === "" && options?.allowRoot) return path;
@@ -126,20 +190,35 @@ export function checkStoragePath(path: string, options?: { allowRoot?: boolean }
 
 let lastValidPath: string | undefined;
 
+/**
+ * The directory part of a storage path ("a/b/c.jsonl" → "a/b"); "" for a path at the root.
+ * @category Adapter helpers
+ */
 export function parentDir(path: string): string {
   const i = path.lastIndexOf("/");
   return i < 0 ? "" : path.slice(0, i);
 }
 
+/**
+ * The last segment of a storage path ("a/b/c.jsonl" → "c.jsonl").
+ * @category Adapter helpers
+ */
 export function baseName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
+/**
+ * Joins path parts with "/", skipping empty ones (`joinPath("", "a", "b")` → "a/b"); it does not validate.
+ * @category Adapter helpers
+ */
 export function joinPath(...parts: string[]): string {
   return parts.filter((p) => p !== "").join("/");
 }
 
-/** Throws StorageError "invalid" unless the range has a non-negative integer offset and length. */
+/**
+ * Throws StorageError "invalid" unless the range has a non-negative integer offset and length.
+ * @category Adapter helpers
+ */
 export function checkByteRange(path: string, range: ByteRange | undefined): void {
   if (range === undefined) return;
   const { offset, length } = range;
@@ -150,7 +229,10 @@ export function checkByteRange(path: string, range: ByteRange | undefined): void
   }
 }
 
-/** The [start, end) byte positions a range covers in a file of `size` bytes. */
+/**
+ * The [start, end) byte positions a range covers in a file of `size` bytes.
+ * @category Adapter helpers
+ */
 export function clampByteRange(range: ByteRange | undefined, size: number): [number, number] {
   if (range === undefined) return [0, size];
   const start = Math.min(range.offset, size);
@@ -160,6 +242,7 @@ export function clampByteRange(range: ByteRange | undefined, size: number): [num
 /**
  * The direct children of `dir` ("" is the root) among `files`; a directory's mtime is the newest
  * mtime of the files below it. Sorted by name.
+ * @category Adapter helpers
  */
 export function listChildren(dir: string, files: Iterable<{ path: string; size: number; mtimeMs: number }>): DirEntry[] {
   const prefix = dir === "" ? "" : `${dir}/`;

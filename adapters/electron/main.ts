@@ -8,6 +8,8 @@
  * destroyed, and when it stays unresponsive longer than `unresponsiveMs` (a hung page: Electron's
  * own hang detection, so no renderer timer has to keep a lease alive in a throttled background
  * window). After that its requests fail with "io" (the page reloads or makes a new port).
+ *
+ * @module sessionkit/adapters/electron/main
  */
 import type { StoragePort } from "../../src/port.js";
 import { errorResponse } from "../rpc/protocol.js";
@@ -15,8 +17,9 @@ import { createStorageServer, type ClientConnection, type StorageServerOptions }
 import { StorageError } from "../../src/port.js";
 import { DEFAULT_CHANNEL, type BridgeEnvelope, type BridgePush, type IpcMainLike, type WebContentsLike } from "./types.js";
 
+/** Options of {@link serveStorageOverIpc}: the channel, which pages may use it, and what a server allows. */
 export interface ServeOverIpcOptions extends StorageServerOptions {
-  /** The ipc channel; default "sessionkit-storage" (pushes go on "<channel>:push"). */
+  /** The ipc channel; default "sessionkit-storage" (pushes go on `"<channel>:push"`). */
   channel?: string;
   /** Which webContents may use the storage (e.g. only your app's windows); default all. */
   allow?: (webContents: WebContentsLike) => boolean;
@@ -24,6 +27,7 @@ export interface ServeOverIpcOptions extends StorageServerOptions {
   unresponsiveMs?: number;
 }
 
+/** The running ipc server {@link serveStorageOverIpc} returns. */
 export interface IpcStorageServer {
   /** Clients connected now. */
   readonly clientCount: number;
@@ -33,6 +37,14 @@ export interface IpcStorageServer {
 
 const DEFAULT_UNRESPONSIVE_MS = 30_000;
 
+/**
+ * Serves `storage` to renderer processes over one `ipcMain.handle` channel; pages reach it with
+ * {@link sessionkit/adapters/electron/renderer!electronStorage | electronStorage()} through the bridge
+ * the preload exposes. A page's locks are released when it navigates, reloads, crashes or hangs.
+ *
+ * @param ipcMain Electron's `ipcMain`
+ * @param storage the port to serve, e.g. a `nodeFsStorage`
+ */
 export function serveStorageOverIpc(ipcMain: IpcMainLike, storage: StoragePort, options: ServeOverIpcOptions = {}): IpcStorageServer {
   const channel = options.channel ?? DEFAULT_CHANNEL;
   const server = createStorageServer(storage, options);

@@ -1,11 +1,14 @@
 /**
  * Electron renderer: a StoragePort over the bridge the preload exposed (`exposeStorageBridge`),
  * served by `serveStorageOverIpc` in main. Each call of `electronStorage()` is a client of its own.
+ *
+ * @module sessionkit/adapters/electron/renderer
  */
 import { StorageError } from "../../src/port.js";
 import { rpcClientStorage, type RpcStorage } from "../rpc/client.js";
 import { DEFAULT_BRIDGE_KEY, type StorageBridge } from "./types.js";
 
+/** Options of {@link electronStorage}; `key` must match the preload's. */
 export interface ElectronStorageOptions {
   /** The key the preload used; default "sessionkitStorage". */
   key?: string;
@@ -17,8 +20,15 @@ export interface ElectronStorageOptions {
   chunkBytes?: number;
 }
 
+/** The renderer's port: every StoragePort method, each one a call to main. */
 export type ElectronStorage = RpcStorage;
 
+/**
+ * A StoragePort for a page of an Electron app, over the bridge the preload exposed: each call runs
+ * on the port main serves (`serveStorageOverIpc`). Each call of this function is a client of its own.
+ *
+ * @throws StorageError "unsupported" when there is no bridge at `window[key]`
+ */
 export function electronStorage(options: ElectronStorageOptions = {}): ElectronStorage {
   const key = options.key ?? DEFAULT_BRIDGE_KEY;
   const bridge = options.bridge ?? ((globalThis as Record<string, unknown>)[key] as StorageBridge | undefined);

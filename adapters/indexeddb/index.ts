@@ -49,6 +49,8 @@
  * together. Otherwise `sync` commits a "strict" transaction of its own that re-puts the file's
  * metadata. IndexedDB commits in order and a strict commit flushes everything before it, so once
  * `sync` resolves every earlier write of this connection is on disk.
+ *
+ * @module sessionkit/adapters/indexeddb
  */
 import { unwrap, wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction } from "idb";
 import {
@@ -69,6 +71,7 @@ import { BroadcastChanges } from "../broadcast-changes.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 
+/** Options of {@link indexedDbStorage}. */
 export interface IndexedDbStorageOptions {
   /** Database name; default "sessionkit". */
   dbName?: string;
@@ -82,18 +85,25 @@ export interface IndexedDbStorageOptions {
   indexedDB?: IDBFactory;
 }
 
+/** The IndexedDB port: a StoragePort with every optional method. */
 export type IndexedDbStorage = StoragePort & {
+  /** Always "indexeddb". */
   readonly kind: "indexeddb";
+  /** Resolves once the file's changes so far are flushed to disk (a "strict" transaction). */
   sync(path: string): Promise<void>;
+  /** A Web Lock, shared with every tab and worker of the origin (StorageError "locked" when taken). */
   acquireLock(key: string): Promise<StorageLock>;
   /** Changes by this port at once; by other tabs, workers and ports of the database over a BroadcastChannel. */
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
+  /** Closes the connection once issued operations (and due merges) are done; a later call reopens it. */
   close(): Promise<void>;
 };
 
 /** Per-file metadata in the `files` store. */
 export interface FileMeta {
+  /** The file's storage path (the store's key). */
   path: string;
+  /** The file's length in bytes. */
   size: number;
   /** Number of records in `chunks` for this file. */
   chunkCount: number;
@@ -105,6 +115,7 @@ export interface FileMeta {
    * written before this field existed: read as `size`.
    */
   tailOffset?: number;
+  /** Last modification, in milliseconds since the epoch. */
   mtimeMs: number;
 }
 
@@ -191,6 +202,10 @@ class RememberedFiles {
   }
 }
 
+/**
+ * A StoragePort in the browser's IndexedDB (one database, "sessionkit" by default): sessions of
+ * any size, appends that cost only the bytes appended, changes seen by every tab of the origin.
+ */
 export function indexedDbStorage(options?: IndexedDbStorageOptions): IndexedDbStorage {
   return new IndexedDbPort(options?.indexedDB, options?.dbName ?? DEFAULT_DB_NAME, options?.durability ?? "relaxed");
 }

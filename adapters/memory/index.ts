@@ -3,6 +3,8 @@
  *
  * Files live in a Map of path -> growable buffer; directories are implicit, derived from the
  * paths of the files below them (so a directory disappears with its last file).
+ *
+ * @module sessionkit/adapters/memory
  */
 import {
   StorageError,
@@ -20,10 +22,15 @@ import {
 } from "../../src/port.js";
 import { WatcherSet } from "../watchers.js";
 
+/** The in-memory port: a StoragePort whose optional `sync`, `acquireLock` and `watch` are always there. */
 export type MemoryStorage = StoragePort & {
+  /** Always "memory". */
   readonly kind: "memory";
+  /** Nothing to make durable: resolves at once (StorageError "not-found" for a missing file). */
   sync(path: string): Promise<void>;
+  /** A lock within this port (there is no other process to share it with). */
   acquireLock(key: string): Promise<StorageLock>;
+  /** Reports this port's own changes below `dir`. */
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
 };
 
@@ -36,6 +43,7 @@ interface MemoryFile {
 
 const MIN_CAPACITY = 256;
 
+/** A new, empty in-memory store: for tests, demos and sessions that never touch a disk. Its files go with it. */
 export function memoryStorage(): MemoryStorage {
   const files = new Map<string, MemoryFile>();
   /** Directory path -> number of files below it; a directory exists while its count is > 0. */

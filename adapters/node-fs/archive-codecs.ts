@@ -32,7 +32,12 @@ export function nodeInflateRaw(): ReadableWritablePair<Uint8Array, Uint8Array<Ar
 }
 
 /** An incremental SHA-256 on node:crypto: `update` piece by piece, then `hex` once. */
-export function nodeSha256(): { update(data: Uint8Array): void; hex(): string } {
+export function nodeSha256(): {
+  /** Feeds the next piece of the input. */
+  update(data: Uint8Array): void;
+  /** The digest as lowercase hex; call it once, after the last piece. */
+  hex(): string;
+} {
   const hash = createHash("sha256");
   return {
     update: (data) => void hash.update(data),
@@ -41,7 +46,12 @@ export function nodeSha256(): { update(data: Uint8Array): void; hex(): string } 
 }
 
 /** An incremental CRC-32 on Node's zlib (`zlib.crc32`, native). */
-export function nodeCrc32(): { update(data: Uint8Array): void; hex(): string } {
+export function nodeCrc32(): {
+  /** Feeds the next piece of the input. */
+  update(data: Uint8Array): void;
+  /** The digest as lowercase hex; call it once, after the last piece. */
+  hex(): string;
+} {
   let value = 0;
   return {
     update: (data) => void (value = zlib.crc32(data, value)),
@@ -69,4 +79,13 @@ export async function nodeDeflateSession(bytes: Uint8Array): Promise<Buffer[]> {
  * Node's codecs, as the archive options take them: `importArchive(storage, source, { ...nodeArchiveCodecs })`,
  * `exportArchive(storage, sessions, sink, { ...nodeArchiveCodecs })`.
  */
-export const nodeArchiveCodecs = { inflateRaw: nodeInflateRaw, sha256: nodeSha256, crc32: nodeCrc32, deflateSession: nodeDeflateSession };
+export const nodeArchiveCodecs = {
+  /** {@link nodeInflateRaw}: the import's and verification's `inflateRaw`. */
+  inflateRaw: nodeInflateRaw,
+  /** {@link nodeSha256}: the archive options' `sha256`. */
+  sha256: nodeSha256,
+  /** {@link nodeCrc32}: the archive options' `crc32`. */
+  crc32: nodeCrc32,
+  /** {@link nodeDeflateSession}: the export's `deflateSession`. */
+  deflateSession: nodeDeflateSession,
+};

@@ -8,7 +8,9 @@
  * A lock's owner is dead when, on this host, its pid is gone, or (Linux) the host booted since, or
  * the process now holding that pid started at another time than the owner did (the kernel reuses
  * pids: a dead writer's pid may belong to any process later). The start time is field 22 of
- * /proc/<pid>/stat (clock ticks since boot), kept in the lock file with the boot id.
+ * `/proc/<pid>/stat` (clock ticks since boot), kept in the lock file with the boot id.
+ *
+ * @module sessionkit/adapters/node-fs
  */
 import { randomBytes } from "node:crypto";
 import { open, mkdir, readFile, readdir, rename, stat, truncate, unlink, type FileHandle } from "node:fs/promises";
@@ -30,6 +32,7 @@ import {
 import { WatcherSet } from "../watchers.js";
 import { watchTree, type WatchMode } from "./watch-tree.js";
 
+/** Options of {@link nodeFsStorage}. */
 export interface NodeFsStorageOptions {
   /** Directory that holds everything; "~/" expands to the home directory. Created on first write. */
   root: string;
@@ -43,13 +46,22 @@ export interface NodeFsStorageOptions {
   pollIntervalMs?: number;
 }
 
+/** The port over a directory: a StoragePort with every optional method. */
 export type NodeFsStorage = StoragePort & {
+  /** Always "node-fs". */
   readonly kind: "node-fs";
   /** The absolute root directory. */
   readonly root: string;
+  /** fsyncs the file (a file just written by `write` is durable already). */
   sync(path: string): Promise<void>;
+  /**
+   * A lock file (`<key>.lock`, created exclusively) that names its owner, so other processes see
+   * it and a dead owner's lock is taken over.
+   */
   acquireLock(key: string): Promise<StorageLock>;
+  /** Reports changes below `dir`, this process's and (through fs.watch or polling) others'. */
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
+  /** Closes the file handles kept open for appends. */
   close(): Promise<void>;
 };
 
@@ -70,6 +82,11 @@ interface LockOwner {
   bootId?: string;
 }
 
+/**
+ * A StoragePort over a directory of real files, for Node and Electron's main process: a storage
+ * path "sessions/a.jsonl" is the file `<root>/sessions/a.jsonl`. Appends are fast (a cached
+ * handle per file), writes atomic (temp file, fsync, rename), locks shared with other processes.
+ */
 export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
   const root = nodePath.resolve(expandHome(options.root));
   /** path -> open "a" handle; Map order is recency order (oldest first). */

@@ -8,12 +8,17 @@ import nodePath from "node:path";
 
 /** What a breadcrumb needs from the process (the core's TerminalBreadcrumb, structurally). */
 export interface NodeTerminalBreadcrumb {
+  /** This terminal's id ("pts-3", "tmux-%1", …): it names the breadcrumb file. */
   terminalId: string;
+  /** The absolute file name a breadcrumb records for a storage path (as oh-my-pi writes it). */
   fileName(storagePath: string): string;
+  /** The storage path of a file a breadcrumb names; null when the file is outside the store. */
   storagePath(fileName: string): string | null;
 }
 
+/** Where {@link terminalId} looks; each field defaults to this process's own. */
 export interface TerminalEnvironment {
+  /** Environment variables (process.env by default). */
   env?: NodeJS.ProcessEnv;
   /** Whether stdin is a terminal (process.stdin.isTTY by default). */
   stdinIsTty?: boolean;

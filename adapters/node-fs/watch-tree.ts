@@ -8,6 +8,11 @@ import { readdir, stat } from "node:fs/promises";
 import nodePath from "node:path";
 import { isAtOrBelow } from "../watchers.js";
 
+/**
+ * "auto": fs.watch, polling where it fails; "poll": always poll.
+ *
+ * @inline
+ */
 export type WatchMode = "auto" | "poll";
 
 export interface TreeWatchOptions {

@@ -2,6 +2,8 @@
  * OPFS storage for a page: `opfsStorage()` starts a dedicated module worker that owns the files
  * (sync access handles: O(1) appends) and talks to it over the storage rpc. Inside a worker,
  * `opfsWorkerStorage()` is the same port without the hop.
+ *
+ * @module sessionkit/adapters/opfs
  */
 import { StorageError, type ByteRange } from "../../src/port.js";
 import { BroadcastChanges } from "../broadcast-changes.js";
@@ -11,6 +13,7 @@ import { opfsChangesChannel, type OpfsLocation, type OpfsStorage } from "./worke
 
 export { DEFAULT_OPFS_ROOT, opfsChangesChannel, opfsWorkerStorage, type OpfsLocation, type OpfsStorage } from "./worker-storage.js";
 
+/** Options of {@link opfsStorage}: the directory, and how to reach the storage worker. */
 export interface OpfsStorageOptions extends OpfsLocation {
   /** How long a call waits for the worker before failing with "io"; default 30 s. */
   timeoutMs?: number;
@@ -28,6 +31,12 @@ export interface OpfsStorageOptions extends OpfsLocation {
  */
 const WORKER_CHUNK_BYTES = 4 << 20;
 
+/**
+ * A StoragePort on the browser's Origin Private File System, for a page: a module worker that the
+ * port starts owns the files (fast, in-place appends) and the port talks to it.
+ *
+ * @throws StorageError "unsupported" where there are no Web Workers
+ */
 export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
   if (typeof Worker === "undefined") throw new StorageError("unsupported", "opfsStorage needs Web Workers");
   const { timeoutMs, workerUrl, ...location } = options ?? {};

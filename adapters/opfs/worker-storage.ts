@@ -40,6 +40,7 @@ import { BroadcastChanges } from "../broadcast-changes.js";
 import { domErrorName, toStorageError } from "../dom-errors.js";
 import { acquireWebLock } from "../web-locks.js";
 
+/** Which OPFS directory a port works in. Ports with the same location share their files. */
 export interface OpfsLocation {
   /** Directory below the OPFS root that holds the files, "/"-separated; default "sessionkit". */
   root?: string;
@@ -47,15 +48,21 @@ export interface OpfsLocation {
   bucket?: string;
 }
 
+/** The OPFS port (in a page or in a worker): a StoragePort with every optional method. */
 export type OpfsStorage = StoragePort & {
+  /** Always "opfs". */
   readonly kind: "opfs";
+  /** Resolves once the file's bytes are flushed to disk. */
   sync(path: string): Promise<void>;
+  /** A Web Lock, shared with every tab and worker of the origin (StorageError "locked" when taken). */
   acquireLock(key: string): Promise<StorageLock>;
   /** Changes by any port on the same directory (this page, other tabs, workers), over a BroadcastChannel. */
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
+  /** Closes the open file handles (in a page: ends the storage worker too). */
   close(): Promise<void>;
 };
 
+/** The OPFS directory ports use unless `root` says otherwise. */
 export const DEFAULT_OPFS_ROOT = "sessionkit";
 
 /** The BroadcastChannel on which every port of one OPFS directory reports its changes. */
@@ -102,6 +109,10 @@ interface StorageBucketManager {
   open(name: string): Promise<StorageArea>;
 }
 
+/**
+ * The OPFS port without a worker hop, for code that runs in a dedicated worker itself (such as a
+ * SessionManager kept in a worker). In a page use {@link opfsStorage}.
+ */
 export function opfsWorkerStorage(options?: OpfsLocation): OpfsStorage {
   return new OpfsPort(options ?? {});
 }

@@ -17,6 +17,8 @@
  * `on` (the default) the commit's WAL is flushed to the server's disk (and, with synchronous
  * standbys configured, confirmed by them) before the commit returns; with `off` a server crash
  * may lose the last few hundred milliseconds of acknowledged commits (never a torn one).
+ *
+ * @module sessionkit/adapters/postgres
  */
 import type pg from "pg";
 import {
@@ -42,11 +44,21 @@ import { Writer, type Mutation } from "./writer.js";
  * types do not need `@types/pg`, and so that `pg` stays an optional peer dependency.
  */
 export interface PostgresPool {
+  /** Checks a client out of the pool (`pool.connect()`). */
   connect(): Promise<unknown>;
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** Runs one statement with its parameters. */
+  query(
+    text: string,
+    values?: unknown[],
+  ): Promise<{
+    /** The rows the statement returned. */
+    rows: unknown[];
+  }>;
+  /** Ends the pool (the port calls it only on a pool it made itself). */
   end(): Promise<void>;
 }
 
+/** Options of {@link postgresStorage}. */
 export interface PostgresStorageOptions {
   /**
    * A connection string (`postgres://user@host:5432/db`), or a `pg.Pool` the caller owns (the
@@ -59,18 +71,32 @@ export interface PostgresStorageOptions {
   maxConnections?: number;
 }
 
+/** The PostgreSQL port: a StoragePort with every optional method. */
 export type PostgresStorage = StoragePort & {
+  /** Always "postgres". */
   readonly kind: "postgres";
+  /** The schema holding the store's tables. */
   readonly schema: string;
+  /** Waits for the file's queued changes (each is committed before it resolves). */
   sync(path: string): Promise<void>;
+  /** A PostgreSQL advisory lock, shared with every process on the database. */
   acquireLock(key: string): Promise<StorageLock>;
+  /** Changes made through any port on the same schema, on any machine (LISTEN/NOTIFY). */
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
+  /**
+   * Waits for queued changes, releases the locks and connections the port took, and ends the pool
+   * it made (a caller's pool stays open).
+   */
   close(): Promise<void>;
 };
 
 const DEFAULT_SCHEMA = "sessionkit";
 const DEFAULT_MAX_CONNECTIONS = 4;
 
+/**
+ * A StoragePort in a PostgreSQL database, for a store that many processes on many machines share.
+ * The tables are created in `schema` on first use; nothing connects until the first call.
+ */
 export function postgresStorage(options: PostgresStorageOptions): PostgresStorage {
   return new PostgresPort(options);
 }

@@ -32,6 +32,7 @@ import {
 /** Sends one request and resolves with the peer's raw reply (e.g. `(r) => ipcRenderer.invoke("storage", r)`). */
 export type RequestTransport = (request: RpcRequest) => Promise<unknown>;
 
+/** Options of {@link rpcClientStorage}. */
 export interface RpcClientOptions {
   /** The port's `kind`; default "rpc". */
   kind?: string;
@@ -52,8 +53,14 @@ export interface RpcClientOptions {
   heartbeatMs?: number;
 }
 
+/**
+ * A port whose calls go to a storage server: every optional method is there, and each fails as
+ * the served port's does (StorageError "unsupported" where it lacks one).
+ */
 export type RpcStorage = StoragePort & {
+  /** The served port's `sync`. */
   sync(path: string): Promise<void>;
+  /** The served port's lock, held by the server for this client until released or the client closes. */
   acquireLock(key: string): Promise<StorageLock>;
   /** The served port's changes, forwarded by the server. */
   watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
@@ -63,6 +70,13 @@ export type RpcStorage = StoragePort & {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/**
+ * A StoragePort whose calls run on another thread or process, where {@link serveStorage} (or
+ * {@link createStorageServer}) serves a port: over a message endpoint (a Worker, a MessagePort,
+ * `self` in a worker, a WebSocket through {@link webSocketEndpoint}) or a request function
+ * (Electron's `ipcRenderer.invoke`). A call that gets no answer within `timeoutMs`, or whose
+ * channel closes, fails with StorageError "io".
+ */
 export function rpcClientStorage(transport: MessageEndpoint | RequestTransport, options?: RpcClientOptions): RpcStorage {
   return new RpcClient(transport, options);
 }

@@ -4,8 +4,11 @@
  * MessagePortMain speaks EventEmitter; use ipcRenderer.invoke / ipcMain.handle instead, or adapt it.)
  */
 export interface MessageEndpoint {
+  /** Sends a message to the other end (structured clone). */
   postMessage(message: unknown): void;
+  /** Listens for "message" events (and "error" and "close", where the endpoint has them). */
   addEventListener(type: string, listener: (event: Event) => void): void;
+  /** Stops listening. */
   removeEventListener(type: string, listener: (event: Event) => void): void;
   /** MessagePorts queue messages until started. */
   start?(): void;

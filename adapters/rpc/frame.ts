@@ -12,8 +12,13 @@ import { StorageError } from "../../src/port.js";
 const HEADER_BYTES = 4;
 const BYTES_KEY = "$bytes";
 
+/** The media type of an HTTP body that holds one frame. */
 export const FRAME_CONTENT_TYPE = "application/vnd.sessionkit.rpc-frame";
 
+/**
+ * One rpc message as a binary frame (for a WebSocket message or an HTTP body): its JSON, with each
+ * Uint8Array in it moved, as raw bytes, after the JSON. {@link decodeFrame} turns it back.
+ */
 export function encodeFrame(message: unknown): Uint8Array {
   const parts: Uint8Array[] = [];
   let offset = 0;

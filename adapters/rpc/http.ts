@@ -10,11 +10,14 @@
  * The server keeps this port's locks and transfers for as long as the socket lives; when the
  * socket closes (the page goes away, the network drops, the server stops) they are released and
  * every later call fails with StorageError "io": make a new port to go on.
+ *
+ * @module sessionkit/adapters/http
  */
 import { StorageError, checkByteRange, checkStoragePath, type ByteRange, type StorageErrorCode } from "../../src/port.js";
 import { rpcClientStorage, type RpcStorage } from "./client.js";
 import { webSocketEndpoint, type WebSocketLike } from "./websocket.js";
 
+/** Options of {@link httpStorage}: which server and store, and how to reach it. */
 export interface HttpStorageOptions {
   /** The server's address, e.g. "http://127.0.0.1:4174" (a path after it is ignored). */
   url: string;
@@ -23,16 +26,23 @@ export interface HttpStorageOptions {
   /** The store's id, as `GET /api/stores` lists it. */
   store: string;
   /** A WebSocket constructor where there is no global one (Node 20: `import { WebSocket } from "ws"`). */
-  WebSocket?: new (url: string) => WebSocketLike;
+  WebSocket?: {
+    /** Opens a WebSocket to `url` (a ws: or wss: URL). */
+    new (url: string): WebSocketLike;
+  };
   /** How long a call waits for its reply; default 30 s. */
   timeoutMs?: number;
   /** Most payload bytes per message; default 4 MiB (the session reader's range). */
   chunkBytes?: number;
 }
 
+/** One store a `sessionkit serve` server exposes, as {@link listServedStores} returns it. */
 export interface ServedStore {
+  /** The id to pass as `store` to {@link httpStorage}. */
   id: string;
+  /** A name for people (by default the store's directory). */
   label: string;
+  /** True when the server refuses changes (StorageError "read-only"). */
   readOnly: boolean;
   /** The agent whose store it is ("pi", "omp", …), for stores found on the machine. */
   agent?: string;
@@ -40,6 +50,7 @@ export interface ServedStore {
   samples?: boolean;
 }
 
+/** The port to a served store: every StoragePort method, with changes pushed by the server (`watch`). */
 export type HttpStorage = RpcStorage;
 
 const DEFAULT_CHUNK_BYTES = 4 << 20;
@@ -50,6 +61,13 @@ const READ_AHEAD_FRESH_MS = 2000;
 
 const CODE_OF_STATUS: Record<number, StorageErrorCode> = { 400: "invalid", 403: "forbidden", 404: "not-found", 501: "unsupported", 507: "quota" };
 
+/**
+ * A StoragePort for a store that `sessionkit serve` serves, in browsers and in Node: calls go over
+ * one WebSocket, large reads by HTTP range requests. When the socket closes, every later call fails
+ * with StorageError "io": make a new port to go on.
+ *
+ * @throws StorageError "unsupported" when there is no WebSocket (pass `options.WebSocket` in Node 20)
+ */
 export function httpStorage(options: HttpStorageOptions): HttpStorage {
   const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
   if (!Socket) throw new StorageError("unsupported", "httpStorage needs a WebSocket: pass options.WebSocket (e.g. the ws package's) where there is no global one");
@@ -138,7 +156,11 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   }
 }
 
-/** The stores a server exposes (`GET /api/stores`). */
+/**
+ * The stores a server exposes (`GET /api/stores`).
+ *
+ * @throws StorageError "io" when the server answers with an error status
+ */
 export async function listServedStores(options: { url: string; token?: string }): Promise<ServedStore[]> {
   const response = await fetch(apiUrl(options.url, "/api/stores", options.token), { credentials: "same-origin" });
   if (!response.ok) throw new StorageError("io", `GET /api/stores: ${response.status} ${await response.text()}`);

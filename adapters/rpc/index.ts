@@ -1,4 +1,8 @@
-/** A StoragePort over a message channel, and the server side that exposes any port on one (the HTTP client: ./http.js). */
+/**
+ * A StoragePort over a message channel, and the server side that exposes any port on one (the HTTP client: `sessionkit/adapters/http`).
+ *
+ * @module sessionkit/adapters/rpc
+ */
 export { rpcClientStorage, type RequestTransport, type RpcClientOptions, type RpcStorage } from "./client.js";
 export type { MessageEndpoint } from "./endpoint.js";
 export { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "./frame.js";

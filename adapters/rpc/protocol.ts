@@ -70,6 +70,10 @@ export const requestSchema = z.object({
   call: callSchema,
 });
 
+/**
+ * One storage call on the wire: `{ protocol, id, call }`, where `call` names the port method in
+ * `op` ("read", "append", "watch", ...) with its arguments. What a {@link RequestTransport} sends.
+ */
 export type RpcRequest = z.infer<typeof requestSchema>;
 
 /** Requests sent as one message; the server calls the port for each in order. */
@@ -113,6 +117,7 @@ export const pushSchema = z.object({
   paths: z.array(z.string()).check(z.minLength(1)),
 });
 
+/** A change notification from the server: `{ protocol, push: "changes", watchId, paths }`. */
 export type RpcPush = z.infer<typeof pushSchema>;
 
 /** The ops that change the served store: refused by a read-only server. */
@@ -133,6 +138,10 @@ export const responseSchema = z.discriminatedUnion("ok", [
   }),
 ]);
 
+/**
+ * The answer to one {@link RpcRequest}, with the request's `id`: `{ ok: true, result }`, or
+ * `{ ok: false, error: { code, message, path? } }` carrying a StorageError's fields.
+ */
 export type RpcResponse = z.infer<typeof responseSchema>;
 export type RpcErrorResponse = Extract<RpcResponse, { ok: false }>;
 

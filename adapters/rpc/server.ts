@@ -34,6 +34,7 @@ const STAGED_TTL_MS = 120_000;
 /** How long changes are gathered before one push carries them. */
 const PUSH_GATHER_MS = 5;
 
+/** What a storage server lets its clients do: everything by default. */
 export interface StorageServerOptions {
   /** Refuse every call that would change the store (and locks) with StorageError "read-only". */
   readOnly?: boolean;
@@ -50,6 +51,7 @@ export interface StorageServerOptions {
   writablePaths?: readonly string[];
 }
 
+/** Options of {@link StorageServer.connect}: where the client's pushes go, and its lease. */
 export interface ConnectOptions {
   /** Where this client's pushes (watch notifications) go; without it, `watch` is "unsupported". */
   push?: (message: RpcPush) => void;
@@ -59,14 +61,26 @@ export interface ConnectOptions {
   onEnd?: (reason: string) => void;
 }
 
+/**
+ * Serves one StoragePort to many rpc clients, over any transport: the transport calls
+ * {@link StorageServer.connect} for each client and hands it that client's requests.
+ */
 export interface StorageServer {
+  /** The port served. */
   readonly port: StoragePort;
+  /** True when changes are refused (`readOnly` option). */
   readonly readOnly: boolean;
+  /** A new client: its locks, transfers and watches are its own, released when it ends. */
   connect(options?: ConnectOptions): ClientConnection;
   /** Ends every connection (their locks are released). The port stays open: its owner closes it. */
   close(): Promise<void>;
 }
 
+/**
+ * One client of a {@link StorageServer}: a transport hands it the client's requests and sends
+ * back the responses. It ends on `close()`, on the client's own `close` request, or when its
+ * lease runs out; an ended connection has released its locks and answers everything with "io".
+ */
 export interface ClientConnection {
   /** Answers one request (never throws: failures, a malformed request included, are error responses). */
   handle(request: unknown): Promise<RpcResponse>;
@@ -74,11 +88,16 @@ export interface ClientConnection {
   handleBatch(message: unknown): Promise<RpcResponseBatch | RpcResponse>;
   /** Ends the connection: releases its locks, drops its transfers and watches. Idempotent. */
   close(reason?: string): Promise<void>;
+  /** True once the connection has ended. */
   readonly ended: boolean;
   /** Locks this client holds now. */
   readonly lockCount: number;
 }
 
+/**
+ * A server for `port` that any transport can use (WebSocket, HTTP, Electron ipc): each client gets
+ * a {@link ClientConnection} of its own. Closing the server ends the connections, not the port.
+ */
 export function createStorageServer(port: StoragePort, options: StorageServerOptions = {}): StorageServer {
   const policy = pathPolicy(options.paths);
   const connections = new Set<Connection>();
@@ -391,6 +410,7 @@ function pathPolicy(allowed: readonly string[] | undefined): PathPolicy {
   };
 }
 
+/** Options of {@link serveStorage}. */
 export interface ServeStorageOptions extends StorageServerOptions {
   /** The client's `close` closes the served port too (it is this endpoint's alone, as in the OPFS worker). Default true. */
   closePortOnClose?: boolean;

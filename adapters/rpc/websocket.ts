@@ -8,17 +8,32 @@ import { decodeFrame, encodeFrame } from "./frame.js";
 
 /** What the endpoint uses of a WebSocket: the browser's, Node 22's, or the `ws` package's. */
 export interface WebSocketLike {
+  /** Set to "arraybuffer" by the endpoint: frames arrive as ArrayBuffers. */
   binaryType: string;
+  /** 0 connecting, 1 open, 2 closing, 3 closed (the WebSocket constants). */
   readonly readyState: number;
+  /** Sends one binary message. */
   send(data: Uint8Array): void;
+  /** Closes the socket. */
   close(code?: number, reason?: string): void;
+  /** Listens for the socket's events. */
   addEventListener(type: "open" | "message" | "close" | "error", listener: (event: { data?: unknown }) => void): void;
 }
 
 const CONNECTING = 0;
 const OPEN = 1;
 
-export function webSocketEndpoint(socket: WebSocketLike): MessageEndpoint & { close(): void } {
+/**
+ * A WebSocket as a message endpoint for {@link rpcClientStorage} (or {@link serveStorage}): each
+ * message travels as one binary frame. Messages posted while the socket connects are sent once it
+ * is open; when it closes or fails, the endpoint reports "close" and the client's calls fail with "io".
+ *
+ * @throws Error from `postMessage` once the socket is closed
+ */
+export function webSocketEndpoint(socket: WebSocketLike): MessageEndpoint & {
+  /** Closes the socket (code 1000) and reports "close". */
+  close(): void;
+} {
   socket.binaryType = "arraybuffer";
   const listeners = new Map<string, Set<(event: Event) => void>>();
   const dispatch = (type: string, data?: unknown) => {

@@ -28,12 +28,27 @@ import type { ArchiveProgress } from "./verify.js";
 /** Blobs read and hashed ahead of the one being written. */
 const BLOBS_AHEAD = 4;
 
-/** A session to export: its storage path, and optionally one branch of it (root → `leafId`). */
-export type ExportSessionSpec = string | { path: string; leafId?: string };
+/**
+ * A session to export: its storage path, and optionally one branch of it (root → `leafId`).
+ * @category Archives
+ */
+export type ExportSessionSpec =
+  | string
+  | {
+      /** The session file's storage path. */
+      path: string;
+      /** Export only the branch from the root to this entry (the archive's session ends there). */
+      leafId?: string;
+    };
 
+/**
+ * How {@link exportArchive} writes an archive; every option has a default.
+ * @category Archives
+ */
 export interface ExportOptions {
   /** Put the blobs the sessions reference into the archive. Default true. */
   includeBlobs?: boolean;
+  /** Called after each session is read ("prepare") and after each member is written ("export"). */
   onProgress?: (progress: ArchiveProgress) => void;
   /** The manifest's `generator`. */
   generator?: string;
@@ -56,9 +71,33 @@ export interface ExportOptions {
   crc32?: NewCrc32;
 }
 
+/**
+ * What {@link exportArchive} wrote.
+ * @category Archives
+ */
 export interface ExportSummary {
-  sessions: { id: string; member: string; originalPath: string; entries: number; bytes: number; leafId?: string }[];
-  blobs: { count: number; bytes: number };
+  /** One record per exported session, in the order given. */
+  sessions: {
+    /** The session's id (its header's). */
+    id: string;
+    /** Its member name in the zip. */
+    member: string;
+    /** The storage path it was read from. */
+    originalPath: string;
+    /** Entries in the exported session (the header not counted). */
+    entries: number;
+    /** Size of the member in bytes, uncompressed. */
+    bytes: number;
+    /** The branch's last entry, when only a branch was exported. */
+    leafId?: string;
+  }[];
+  /** The blobs (images) written into the archive. */
+  blobs: {
+    /** How many. */
+    count: number;
+    /** Their bytes together. */
+    bytes: number;
+  };
   /** Referenced blobs the store does not have (the sessions keep their refs). */
   missingBlobs: string[];
   /** Sessions normalized on the way (migrated, damaged lines dropped). */
@@ -81,6 +120,7 @@ interface Member {
 /**
  * Writes an archive of `sessions` (storage paths) to `sink`. The sink is closed when the archive
  * is complete and aborted when the export fails.
+ * @category Archives
  */
 export async function exportArchive(
   storage: StoragePort,

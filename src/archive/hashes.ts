@@ -8,8 +8,13 @@
 import { createCRC32, createSHA256, type IHasher } from "hash-wasm";
 import { sha256Hex } from "../blobs/blob-store.js";
 
-/** A hash fed piece by piece. */
+/**
+ * A hash fed piece by piece.
+ *
+ * @inline
+ */
 export interface IncrementalHash {
+  /** Feeds the next piece of the input. */
   update(data: Uint8Array): void;
   /** The digest as lowercase hex; the hash takes no more data after it. */
   hex(): string;
@@ -25,10 +30,18 @@ export async function crc32Incremental(): Promise<IncrementalHash> {
   return incremental(await createCRC32());
 }
 
-/** Makes an incremental SHA-256: the archive options' `sha256` (node-fs's `nodeSha256` in Node). */
+/**
+ * Makes an incremental SHA-256: the archive options' `sha256` (node-fs's `nodeSha256` in Node).
+ *
+ * @inline
+ */
 export type NewSha256 = () => IncrementalHash | Promise<IncrementalHash>;
 
-/** Makes an incremental CRC-32: the archive options' `crc32` (node-fs's `nodeCrc32` in Node). */
+/**
+ * Makes an incremental CRC-32: the archive options' `crc32` (node-fs's `nodeCrc32` in Node).
+ *
+ * @inline
+ */
 export type NewCrc32 = () => IncrementalHash | Promise<IncrementalHash>;
 
 /**

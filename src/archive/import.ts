@@ -31,10 +31,16 @@ import type { ArchiveSource } from "./zip-read.js";
  * A fork is a new session (new id, new file) whose header `parentSession` is the stored path. Its
  * id is derived from that path and the incoming bytes, so importing the same thing again finds
  * the fork and skips it.
+ * @category Archives
  */
 export type ConflictPolicy = "auto" | "skip" | "replace" | "fork";
 
+/**
+ * How {@link importArchive} and {@link importSessionFiles} import; every option has a default.
+ * @category Archives
+ */
 export interface ImportOptions extends ReadArchiveOptions {
+  /** What to do with a session whose id is already stored; default "auto" (see {@link ConflictPolicy}). */
   onConflict?: ConflictPolicy;
   /**
    * The layout of the store imported into: where a new session file goes and its name (see
@@ -45,13 +51,23 @@ export interface ImportOptions extends ReadArchiveOptions {
   dryRun?: boolean;
 }
 
+/**
+ * What an import did with one session: wrote a new file, skipped it (already stored), appended
+ * its new entries to the stored one, overwrote the stored one, or stored it as a fork.
+ * @category Archives
+ */
 export type ImportAction = "created" | "skipped" | "extended" | "replaced" | "forked";
 
+/**
+ * One session of an import, as {@link ImportSummary.sessions} lists it.
+ * @category Archives
+ */
 export interface ImportedSession {
   /** The archive member or file name the session came from. */
   source: string;
   /** The id as stored (a fork's new id). */
   id: string;
+  /** What the import did with it. */
   action: ImportAction;
   /** The storage path written, or the stored session matched when skipped. */
   path: string;
@@ -61,15 +77,31 @@ export interface ImportedSession {
   newEntries: number;
   /** For forks: the stored session the incoming one diverged from. */
   parentSession?: string;
+  /** Why it took that action, in a sentence (e.g. "diverged from the stored session: imported as a fork"). */
   reason: string;
 }
 
+/**
+ * What an import did (or, with `dryRun`, would do).
+ * @category Archives
+ */
 export interface ImportSummary {
+  /** True when nothing was written (`dryRun`). */
   dryRun: boolean;
+  /** Every incoming session and what became of it, in the input's order. */
   sessions: ImportedSession[];
-  blobs: { written: number; present: number; bytesWritten: number };
+  /** The blobs (images) the imported sessions bring. */
+  blobs: {
+    /** Blobs written to the store. */
+    written: number;
+    /** Blobs the store held already (not written again). */
+    present: number;
+    /** Bytes of the blobs written. */
+    bytesWritten: number;
+  };
   /** Blobs that imported sessions reference but neither the archive nor the store holds. */
   missingBlobs: string[];
+  /** Repairs and migrations done on the way, and missing blobs, one line each. */
   warnings: string[];
 }
 
@@ -95,6 +127,10 @@ interface BlobSource {
 /**
  * Imports a sessionkit archive (see verifyArchive for the checks). The source is read with random
  * access: pass a Blob or a Uint8Array; a ReadableStream is buffered in memory first.
+ *
+ * @throws ArchiveError when the archive breaks a rule (nothing is written then), or "write-failed"
+ *   when storage fails while committing (what was written is rolled back)
+ * @category Archives
  */
 export async function importArchive(storage: StoragePort, source: ArchiveSource, options: ImportOptions = {}): Promise<ImportSummary> {
   const archive = await openVerifiedArchive(source, options);
@@ -120,9 +156,14 @@ export async function importArchive(storage: StoragePort, source: ArchiveSource,
   }
 }
 
+/**
+ * One plain session file for {@link importSessionFiles}.
+ * @category Archives
+ */
 export interface SessionFileInput {
   /** A name for messages (a file name or path). */
   name: string;
+  /** The file's contents (JSONL). */
   bytes: Uint8Array;
 }
 
@@ -132,6 +173,7 @@ export interface SessionFileInput {
  * with pi's file name. The batch is all or nothing, with the same conflict rules as archives.
  * Recoverable damage (glued objects, a torn last line) is repaired and reported in `warnings`; a
  * line that is not JSON fails the batch.
+ * @category Archives
  */
 export async function importSessionFiles(storage: StoragePort, files: readonly SessionFileInput[], options: ImportOptions = {}): Promise<ImportSummary> {
   const limits = resolveLimits(options.limits);

@@ -1,5 +1,7 @@
-/** Import limits: safe defaults against hostile archives, each one a caller can raise. */
-
+/**
+ * Import limits: safe defaults against hostile archives, each one a caller can raise.
+ * @category Archives
+ */
 export interface ArchiveLimits {
   /** Zip entries (and plain files per batch). */
   maxEntries: number;
@@ -13,6 +15,11 @@ export interface ArchiveLimits {
   maxSessionLines: number;
 }
 
+/**
+ * The limits an import or verification applies unless `limits` raises them: 50,000 entries, 4 GiB
+ * in all, 512 MiB per member, a compression ratio of 100, 2,000,000 lines per session.
+ * @category Archives
+ */
 export const DEFAULT_LIMITS: Readonly<ArchiveLimits> = Object.freeze({
   maxEntries: 50_000,
   maxTotalBytes: 4 * 1024 ** 3,

@@ -13,6 +13,10 @@ import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type A
 import { countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
 import { openZip, type ArchiveSource, type InflateRaw, type OpenedZip, type ZipMember } from "./zip-read.js";
 
+/**
+ * Progress of an export, import or verification, as the `onProgress` options receive it.
+ * @category Archives
+ */
 export interface ArchiveProgress {
   /** Export: "prepare" (first read of each session), then "export"; import: "verify", then "write". */
   phase: "prepare" | "export" | "verify" | "write";
@@ -20,11 +24,18 @@ export interface ArchiveProgress {
   member: string;
   /** Members done in this phase, and how many there are. */
   done: number;
+  /** Members this phase works through. */
   total: number;
 }
 
+/**
+ * How {@link verifyArchive} (and {@link importArchive}) read an archive; every option has a default.
+ * @category Archives
+ */
 export interface ReadArchiveOptions {
+  /** Raises (or lowers) the safety limits against hostile archives; unnamed ones keep {@link DEFAULT_LIMITS}. */
   limits?: Partial<ArchiveLimits>;
+  /** Called as members are verified (and, in an import, written). */
   onProgress?: (progress: ArchiveProgress) => void;
   /** Let zip.js inflate in web workers (browsers). Default false: inline, the same everywhere. */
   useWebWorkers?: boolean;
@@ -68,15 +79,45 @@ export interface VerifiedArchive {
   close(): Promise<void>;
 }
 
+/**
+ * What {@link verifyArchive} found in a valid archive (an invalid one throws instead).
+ * @category Archives
+ */
 export interface VerifySummary {
+  /** Always true: a failed check throws an ArchiveError. */
   ok: true;
+  /** The manifest's format name. */
   format: string;
+  /** The manifest's "major.minor" format version. */
   version: string;
+  /** What wrote the archive (the manifest's `generator`, e.g. "sessionkit"). */
   generator: string;
+  /** When the archive was written (ISO 8601, from the manifest). */
   created: string;
+  /** Size of the zip file. */
   archiveBytes: number;
-  sessions: { id: string; member: string; cwd: string; entries: number; bytes: number; leafId?: string }[];
-  blobs: { count: number; bytes: number };
+  /** The archive's sessions, as its manifest lists them. */
+  sessions: {
+    /** The session's id. */
+    id: string;
+    /** The zip member holding it. */
+    member: string;
+    /** The working directory the session belongs to. */
+    cwd: string;
+    /** Entries in the session (the header not counted). */
+    entries: number;
+    /** The member's size, uncompressed. */
+    bytes: number;
+    /** Set when the member holds only the branch that ends at this entry. */
+    leafId?: string;
+  }[];
+  /** The blobs (images) in the archive. */
+  blobs: {
+    /** How many. */
+    count: number;
+    /** Their bytes together. */
+    bytes: number;
+  };
   /** Blob refs of the sessions whose blob is not in the archive (exported without blobs). */
   blobsNotInArchive: string[];
 }
@@ -279,7 +320,12 @@ async function verifySession(
   return { ...scan, bytes };
 }
 
-/** Verifies an archive without a store: the checks of an import, nothing written. */
+/**
+ * Verifies an archive without a store: the checks of an import, nothing written.
+ *
+ * @throws ArchiveError naming the first rule the archive breaks
+ * @category Archives
+ */
 export async function verifyArchive(source: ArchiveSource, options: ReadArchiveOptions = {}): Promise<VerifySummary> {
   const archive = await openVerifiedArchive(source, options);
   try {

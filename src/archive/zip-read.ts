@@ -29,6 +29,7 @@ import { concatAll } from "../format/bytes.js";
  * Where an archive is read from. Reading a zip needs random access (its directory is at the end):
  * a Blob (a File from a picker, `fs.openAsBlob` in Node) is read in place, a Uint8Array as is, and
  * a ReadableStream is buffered in memory first (up to the `maxTotalBytes` limit).
+ * @category Archives
  */
 export type ArchiveSource = Blob | Uint8Array | ReadableStream<Uint8Array>;
 
@@ -71,7 +72,11 @@ const S_IFREG = 0o100000;
 const LOCAL_HEADER = [0x50, 0x4b, 0x03, 0x04];
 const EMPTY_ARCHIVE = [0x50, 0x4b, 0x05, 0x06];
 
-/** Makes a raw-deflate decompressor; the default is `new DecompressionStream("deflate-raw")`. */
+/**
+ * Makes a raw-deflate decompressor; the default is `new DecompressionStream("deflate-raw")`.
+ *
+ * @inline
+ */
 export type InflateRaw = () => ReadableWritablePair<Uint8Array, Uint8Array<ArrayBuffer>>;
 
 const webInflateRaw: InflateRaw = () => new DecompressionStream("deflate-raw");

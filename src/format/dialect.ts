@@ -11,6 +11,11 @@
  *   same bytes again.
  */
 
+/**
+ * The spelling a session file is written in: "pi" (pi, oh-my-pi and the other agents of its
+ * family; camelCase) or "seed003" (the snake_case Python agent's). A file keeps its dialect.
+ * @category Sessions
+ */
 export type SessionDialect = "pi" | "seed003";
 
 export const SEED003_HEADER_TYPE = "session_header";

@@ -5,18 +5,35 @@
 import type { StoragePort } from "../port.js";
 import { concatAll } from "./bytes.js";
 
+/**
+ * What was wrong with a line of a session file ({@link LineProblem.kind}).
+ * @category Sessions
+ */
 export type LineProblemKind =
-  | "unparseable" // not JSON, skipped
-  | "not-object" // JSON, but not an object, skipped
-  | "glued" // several objects on one line, all recovered
-  | "torn" // the last line has no newline and is not complete JSON: a crash mid-append
-  | "invalid-entry" // JSON, but not a valid entry of its type (see format/schema.ts), skipped
-  | "extra-header"; // a second session header (left by an old fork bug), skipped
+  /** Not JSON, skipped. */
+  | "unparseable"
+  /** JSON, but not an object, skipped. */
+  | "not-object"
+  /** Several objects on one line, all recovered. */
+  | "glued"
+  /** The last line has no newline and is not complete JSON: a crash mid-append. */
+  | "torn"
+  /** JSON, but not a valid entry of its type (see format/schema.ts), skipped. */
+  | "invalid-entry"
+  /** A second session header (left by an old fork bug), skipped. */
+  | "extra-header";
 
+/**
+ * A damaged line met while reading a session file: which line, what was wrong, what was done
+ * about it. Loading goes on past it (`getLoadProblems()`, `onWarning`).
+ * @category Sessions
+ */
 export interface LineProblem {
   /** 1-based line number (the header is line 1). */
   line: number;
+  /** What was wrong with the line. */
   kind: LineProblemKind;
+  /** A sentence for people, saying what was wrong. */
   message: string;
   /** The id of an invalid entry, when it has one. */
   entryId?: string;

@@ -10,19 +10,35 @@ import { applyWal, withoutWalMode } from "./sqlite-wal.js";
 
 export const HISTORY_DB = "history.db";
 
+/**
+ * One prompt of the history.
+ * @category Prompt history
+ */
 export interface HistoryEntry {
+  /** The prompt's number, increasing in the order prompts were added. */
   id: number;
+  /** What the user typed (trimmed). */
   prompt: string;
   /** Unix time in seconds, as oh-my-pi stores it. */
   created_at: number;
+  /** The working directory the prompt was typed in, when known. */
   cwd?: string;
 }
 
+/**
+ * Why a history.db could not be read: "damaged" (not SQLite, or broken) or "not-history" (no `history` table).
+ * @category Errors
+ */
 export type HistoryErrorCode = "damaged" | "not-history";
 
-/** A history.db that cannot be read: not a SQLite file, damaged, or without a `history` table. */
+/**
+ * A history.db that cannot be read: not a SQLite file, damaged, or without a `history` table.
+ * @category Errors
+ */
 export class HistoryError extends Error {
+  /** Always "HistoryError". */
   override readonly name = "HistoryError";
+  /** Why the file could not be read. */
   readonly code: HistoryErrorCode;
   /** Storage path of the file. */
   readonly path: string;
@@ -34,7 +50,10 @@ export class HistoryError extends Error {
   }
 }
 
-/** The rows of a history.db in id order; [] when there is no such file. Throws HistoryError. */
+/**
+ * The rows of a history.db in id order; [] when there is no such file. Throws HistoryError.
+ * @category Prompt history
+ */
 export async function readHistoryDb(storage: StoragePort, path = HISTORY_DB): Promise<HistoryEntry[]> {
   const bytes = await storage.read(path);
   if (!bytes) return [];

@@ -21,6 +21,10 @@ import { HISTORY_DB, readHistoryDb, type HistoryEntry, type HistoryError } from 
 export const PROMPT_HISTORY_FILE = "prompt-history.jsonl";
 const MAX_LIMIT = 1000;
 
+/**
+ * Where {@link PromptHistory.open} finds the history, and where write failures go.
+ * @category Prompt history
+ */
 export interface PromptHistoryOptions {
   /** Our history file (default prompt-history.jsonl). */
   file?: string;
@@ -60,6 +64,12 @@ function holdsPrefixPhrase(tokens: readonly string[], phrase: readonly string[])
 
 const newestFirst = (a: HistoryEntry, b: HistoryEntry) => b.created_at - a.created_at || b.id - a.id;
 
+/**
+ * The prompts a user typed, newest first and searchable by word prefixes, kept in
+ * `prompt-history.jsonl` on any StoragePort; an oh-my-pi `history.db` in the same place is read
+ * too (never written), so a user's history comes along. Open one with {@link PromptHistory.open}.
+ * @category Prompt history
+ */
 export class PromptHistory {
   readonly #storage: StoragePort;
   readonly #file: string;
@@ -127,12 +137,18 @@ export class PromptHistory {
     return this.#writes;
   }
 
+  /** The `limit` newest prompts, newest first (`limit` is floored and clamped to 0–1000). */
   recent(limit: number): HistoryEntry[] {
     const safeLimit = clampLimit(limit);
     if (safeLimit === 0) return [];
     return [...this.#entries].sort(newestFirst).slice(0, safeLimit);
   }
 
+  /**
+   * The `limit` newest prompts that hold every word of `query`, newest first. Matching is
+   * oh-my-pi's (FTS5's): case and diacritics are folded, and a word matches the start of a word
+   * in the prompt ("Sess" finds "session log"). `limit` is clamped as in {@link PromptHistory.recent}.
+   */
   search(query: string, limit: number): HistoryEntry[] {
     const safeLimit = clampLimit(limit);
     if (safeLimit === 0) return [];

@@ -46,11 +46,18 @@ export function indexPath(group: SourceGroup): string {
   return joinPath(SEARCH_DIR, `${group}.sqlite`);
 }
 
-/** Work a refresh does, for progress: files and bytes to read (what changed), and read so far. */
+/**
+ * Work a refresh does, for progress: files and bytes to read (what changed), and read so far.
+ * @category Search
+ */
 export interface RefreshCounter {
+  /** Session files read so far. */
   filesDone: number;
+  /** Session files to read (those that changed since the last search). */
   filesTotal: number;
+  /** Bytes read so far. */
   bytesDone: number;
+  /** Bytes to read. */
   bytesTotal: number;
 }
 

@@ -15,6 +15,10 @@ import { GROUP_SOURCES, SearchIndex, type CandidateRow, type RefreshCounter, typ
 import { parseQuery, snippetOf, unitPattern, type QueryUnit } from "./query.js";
 import { DEFAULT_SOURCES, entryTexts, SEARCH_SOURCES, type SearchSource } from "./text.js";
 
+/**
+ * Which sessions and texts {@link searchSessions} searches, and how many hits it returns.
+ * @category Search
+ */
 export interface SearchOptions {
   /** Only the sessions of this directory (e.g. `sessionDirFor(cwd)`); default: every project's. */
   dir?: string;
@@ -28,14 +32,20 @@ export interface SearchOptions {
   onProgress?: (progress: RefreshCounter) => void;
 }
 
+/**
+ * One entry whose text matches a search.
+ * @category Search
+ */
 export interface SearchHit {
   /** Storage path of the session file. */
   path: string;
+  /** The session's id. */
   sessionId: string;
   /** The entry's id; null in a v1 file, whose entries get ids only when it is migrated. */
   entryId: string | null;
   /** The message's role (user, assistant, toolResult, bashExecution). */
   role: string;
+  /** Which of the entry's texts matched. */
   source: SearchSource;
   /** The text around the first match, on one line. */
   snippet: string;
@@ -50,7 +60,16 @@ const CANDIDATES_PER_HIT = 4;
 /** Searches run one at a time: they share the index kept open (search-index.ts). */
 let queue: Promise<unknown> = Promise.resolve();
 
-/** Sessions whose text matches `query`, one hit per matching entry text, best first. */
+/**
+ * Sessions whose text matches `query`, one hit per matching entry text, best first.
+ *
+ * The query: words (all must match), "quoted phrases", and a trailing `*` for a prefix (`stor*`,
+ * `"session stor"*`). The index lives in the store (`.sessionkit/`) and is brought up to date
+ * first, reading only what changed since the last search.
+ *
+ * @throws TypeError for an unknown search source
+ * @category Search
+ */
 export function searchSessions(storage: StoragePort, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
   const run = queue.then(() => search(storage, query, options));
   queue = run.catch(() => {});

@@ -8,6 +8,10 @@ import type { Database, Sqlite3Static } from "@sqlite.org/sqlite-wasm";
 
 export type { Database };
 
+/**
+ * Options of {@link configureSqlite}.
+ * @category Search
+ */
 export interface SqliteOptions {
   /**
    * Where the page serves sqlite3.wasm (a copy is in the package at dist/src/search/sqlite3.wasm).
@@ -20,7 +24,12 @@ export interface SqliteOptions {
 let configuredWasmUrl: string | undefined;
 let loading: Promise<Sqlite3Static> | undefined;
 
-/** Sets where SQLite's WebAssembly comes from; before the first search or history read. */
+/**
+ * Sets where SQLite's WebAssembly comes from; before the first search or history read.
+ *
+ * @throws Error once SQLite is loaded (a search or history read has run)
+ * @category Search
+ */
 export function configureSqlite(options: SqliteOptions): void {
   if (loading) throw new Error("configureSqlite: SQLite is already loaded; call it before the first search or history read");
   configuredWasmUrl = options.wasmUrl === undefined ? undefined : String(options.wasmUrl);

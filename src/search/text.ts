@@ -3,8 +3,21 @@
  * text are searched by default; thinking and tool output on request.
  */
 
+/**
+ * A kind of text a search can look in: what the user typed, the assistant's replies, its thinking,
+ * or tool output (tool results and `!command` runs).
+ * @category Search
+ */
 export type SearchSource = "user" | "assistant" | "thinking" | "tool";
+/**
+ * Every {@link SearchSource}.
+ * @category Search
+ */
 export const SEARCH_SOURCES: readonly SearchSource[] = ["user", "assistant", "thinking", "tool"];
+/**
+ * What a search looks in unless `sources` says otherwise: user and assistant text.
+ * @category Search
+ */
 export const DEFAULT_SOURCES: readonly SearchSource[] = ["user", "assistant"];
 
 export interface EntryText {

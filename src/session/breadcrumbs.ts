@@ -8,6 +8,12 @@ import { checkStoragePath, joinPath, type StoragePort } from "../port.js";
 
 export const BREADCRUMB_DIR = "terminal-sessions";
 
+/**
+ * oh-my-pi's terminal breadcrumbs, for `continueRecent` to resume the session this terminal used
+ * last: a file per terminal in `terminal-sessions/` naming that session. node-fs's
+ * `nodeTerminalBreadcrumb()` makes one from the process's environment.
+ * @category Sessions
+ */
 export interface TerminalBreadcrumb {
   /** This terminal's id ("pts-3", "tmux-%1", …): it names the breadcrumb file. */
   terminalId: string;

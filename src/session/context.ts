@@ -97,13 +97,22 @@ function lastLeafIdOf<H extends EntryHead>(source: EntrySource<H>): string | nul
   return null;
 }
 
+/**
+ * Options of {@link buildSessionContext}.
+ * @category Sessions
+ */
 export interface ContextOptions {
   /** The dialect of the file the entries come from: seed 003 has its own rules. Default "pi". */
   dialect?: SessionDialect;
 }
 
 /**
+ * What the model sees at `leafId`, as pi builds it: the messages on the path from the root, with
+ * compactions and branch summaries applied, and the thinking level and model in effect there.
  * `leafId === null` → empty context; an unknown or absent leaf → the last entry (see `lastLeafId`).
+ *
+ * @param byId the entries by id, when the caller has that map already
+ * @category Sessions
  */
 export function buildSessionContext(
   entries: readonly SessionEntry[],

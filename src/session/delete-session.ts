@@ -19,11 +19,19 @@ import { scanJsonl } from "../format/jsonl-reader.js";
 import { StorageError, baseName, joinPath, parentDir, type StoragePort } from "../port.js";
 import { CATALOG_DIR } from "./listing.js";
 
+/**
+ * Options of {@link deleteSessionWithBlobs}.
+ * @category Sessions
+ */
 export interface DeleteSessionOptions {
   /** Storage directory of blobs. Default "blobs". */
   blobDir?: string;
 }
 
+/**
+ * What {@link deleteSessionWithBlobs} removed, and the blobs it kept because other files use them.
+ * @category Sessions
+ */
 export interface DeleteSessionResult {
   /** The session file and its side files, as removed. */
   removedFiles: string[];
@@ -33,6 +41,13 @@ export interface DeleteSessionResult {
   keptBlobRefs: string[];
 }
 
+/**
+ * Deletes a session file, its side files (`.bak`, `.torn-…`, ...) and the blobs (images) that no
+ * other file in the store references. The session's writer lock is held throughout.
+ *
+ * @throws StorageError "not-found" when there is no file at `path`, "locked" when a writer has the session open
+ * @category Sessions
+ */
 export async function deleteSessionWithBlobs(storage: StoragePort, path: string, options: DeleteSessionOptions = {}): Promise<DeleteSessionResult> {
   const blobDir = options.blobDir ?? "blobs";
   if (!(await storage.stat(path))) throw new StorageError("not-found", `no session at ${path}`, { path });

@@ -14,9 +14,14 @@ import { checkEntry } from "../format/schema.js";
 import type { SessionEntry } from "../format/types.js";
 import { parentDir, type StoragePort, type StorageWatch } from "../port.js";
 
-/** How far a session file has been read: complete lines only (an unterminated last line is read again). */
+/**
+ * How far a session file has been read: complete lines only (an unterminated last line is read again).
+ * @category Following a session
+ */
 export interface FileExtent {
+  /** Bytes up to the end of the last complete ("\n"-terminated) line. */
   completeBytes: number;
+  /** Lines within `completeBytes`, the header included. */
   completeLines: number;
 }
 
@@ -27,13 +32,40 @@ const HEADER_COMPARE_BYTES = 4096;
 /** How often a port without `watch` is looked at. */
 const DEFAULT_POLL_MS = 1000;
 
+/**
+ * What {@link SessionTail.next} found since the last look.
+ * @category Following a session
+ */
 export type TailRead =
-  | { kind: "unchanged" }
-  | { kind: "missing" }
-  | { kind: "rewritten" }
-  | { kind: "appended"; entries: SessionEntry[]; withBlobRefs: Set<SessionEntry>; problems: LineProblem[] };
+  | {
+      /** The file has not changed. */
+      kind: "unchanged";
+    }
+  | {
+      /** The file is gone. */
+      kind: "missing";
+    }
+  | {
+      /** The file was rewritten or truncated: the tail cannot go on; load the file again. */
+      kind: "rewritten";
+    }
+  | {
+      /** Lines were appended: the entries they hold. */
+      kind: "appended";
+      /** The new entries, in file order (blob refs not resolved). */
+      entries: SessionEntry[];
+      /** Those of `entries` whose line holds a blob ref ("blob:sha256:..."). */
+      withBlobRefs: Set<SessionEntry>;
+      /** Damaged new lines, which were skipped. */
+      problems: LineProblem[];
+    };
 
-/** Reads what was appended to a session file since the last look. */
+/**
+ * Reads what was appended to a session file since the last look: only the bytes after the last
+ * complete line are read. `SessionManager.follow()` is built on it; use this class directly to
+ * tail a file without keeping a session in memory.
+ * @category Following a session
+ */
 export class SessionTail {
   #extent: FileExtent;
   #header: Uint8Array;
@@ -67,10 +99,12 @@ export class SessionTail {
     return new SessionTail(storage, path, dialect, extent, header, fingerprint, previousTimestamp);
   }
 
+  /** How far the file has been read. */
   get extent(): FileExtent {
     return this.#extent;
   }
 
+  /** Looks at the file once: unchanged, missing, rewritten, or the entries appended since the last look. */
   async next(): Promise<TailRead> {
     const { storage, path } = this;
     const stat = await storage.stat(path);
@@ -149,13 +183,30 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** What a follower hears after the session changed; the manager's state already shows it. */
+/**
+ * What a follower hears after the session changed; the manager's state already shows it.
+ * @category Following a session
+ */
 export type FollowUpdate =
-  | { kind: "appended"; entries: SessionEntry[] }
-  /** The file was rewritten (or truncated, or came back after removal): the session was loaded again. */
-  | { kind: "reloaded" }
-  | { kind: "removed" };
+  | {
+      /** Entries were appended to the file (and are in the session now). */
+      kind: "appended";
+      /** The new entries, in file order. */
+      entries: SessionEntry[];
+    }
+  | {
+      /** The file was rewritten (or truncated, or came back after removal): the session was loaded again. */
+      kind: "reloaded";
+    }
+  | {
+      /** The file was removed. */
+      kind: "removed";
+    };
 
+/**
+ * Options of `SessionManager.follow()`.
+ * @category Following a session
+ */
 export interface FollowOptions {
   /** A look at the file failed (the storage is gone, a read failed); following goes on. */
   onError?: (error: unknown) => void;
@@ -163,6 +214,10 @@ export interface FollowOptions {
   pollMs?: number;
 }
 
+/**
+ * A running `SessionManager.follow()`: look now, or stop.
+ * @category Following a session
+ */
 export interface SessionFollow {
   /** Looks at the file now (as a change notification would make it) and resolves once applied. */
   check(): Promise<void>;

@@ -13,7 +13,12 @@ import { isUnchanged, readFirstLine, readSince, type ReadPoint } from "./file-re
 import { sameCwd, SESSIONS_DIR } from "./paths.js";
 import { addRecord, emptySummary, toSessionInfo, type FullText, type SessionSummary } from "./session-info.js";
 
+/**
+ * How {@link listSessions} and {@link listAllSessions} (and `SessionManager.list`) read a store.
+ * @category Listing
+ */
 export interface ListOptions {
+  /** Called as session files are summarized: `loaded` of `total` files. */
   onProgress?: (loaded: number, total: number) => void;
   /** Keep and use the catalog (default true); false reads every file in full. */
   catalog?: boolean;
@@ -154,7 +159,10 @@ async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListO
   return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/** Sessions in one directory, most recently modified first. */
+/**
+ * Sessions in one directory, most recently modified first.
+ * @category Listing
+ */
 export async function listSessions(storage: StoragePort, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
   return listDirs(storage, await sessionDirListings(storage, dir), options);
 }
@@ -162,6 +170,7 @@ export async function listSessions(storage: StoragePort, dir: string, options: L
 /**
  * Sessions of every project, most recently modified first: those in each directory under
  * `sessions/` (pi's layout) and those directly in it (a flat seed-003 store).
+ * @category Listing
  */
 export async function listAllSessions(storage: StoragePort, options: ListOptions = {}): Promise<SessionInfo[]> {
   return listDirs(storage, await sessionDirListings(storage), options);
@@ -170,6 +179,7 @@ export async function listAllSessions(storage: StoragePort, options: ListOptions
 /**
  * The most recently modified file of `dir` (by mtime) whose first line is a session header (of
  * `cwd`, when given: a flat store holds every project's sessions).
+ * @category Listing
  */
 export async function findMostRecentSession(storage: StoragePort, dir: string, options: { cwd?: string } = {}): Promise<string | null> {
   const { files } = await sessionFilesOf(storage, dir);

@@ -13,6 +13,7 @@ export const SESSIONS_DIR = "sessions";
  * - "seed003": every session in one flat `sessions/` folder as `<timestamp with µs>_<id>.jsonl`, in
  *   seed 003's dialect; a project's sessions are those whose header cwd is the project's.
  * Files already stored are read in whatever dialect they declare, whatever the store's layout.
+ * @category Sessions
  */
 export type StoreLayout = "pi" | "omp" | "seed003";
 

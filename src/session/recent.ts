@@ -7,9 +7,14 @@ import { decodeHeader } from "../format/session-file.js";
 import { baseName, joinPath, type StoragePort } from "../port.js";
 import { sameCwd } from "./paths.js";
 
+/**
+ * One session of {@link getRecentSessions}, ready for a session picker.
+ * @category Listing
+ */
 export interface RecentSessionInfo {
   /** Storage path of the session file. */
   path: string;
+  /** The file's modification time, in milliseconds since the epoch. */
   mtime: number;
   /** The first non-empty of: the header's title, the first user prompt, the session id, the file name without `.jsonl`. */
   fullName: string;
@@ -22,6 +27,10 @@ export interface RecentSessionInfo {
 const PREFIX_BYTES = 4096;
 const NAME_CHARS = 40;
 
+/**
+ * Options of {@link getRecentSessions}.
+ * @category Listing
+ */
 export interface RecentSessionsOptions {
   /** Only sessions whose header cwd is this one (a flat seed-003 store holds every project's). */
   cwd?: string;
@@ -32,6 +41,7 @@ export interface RecentSessionsOptions {
 /**
  * The `limit` most recently modified sessions (by file mtime) of `sessionDir`, newest first. Files
  * whose first line is not a session header are left out; a storage failure gives [].
+ * @category Listing
  */
 export async function getRecentSessions(storage: StoragePort, sessionDir: string, limit = 3, options: RecentSessionsOptions = {}): Promise<RecentSessionInfo[]> {
   const now = options.now ?? Date.now();

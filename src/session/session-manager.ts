@@ -48,6 +48,10 @@ import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFile
 import { prepareValueForPersistence } from "./persist-transform.js";
 import { buildTree, type LabelState } from "./tree.js";
 
+/**
+ * How a {@link SessionManager} finds, writes and reads its session file; every option has a default.
+ * @category Sessions
+ */
 export interface SessionManagerOptions {
   /** Storage directory for new session files; the layout's (pi's `sessions/--<cwd>--`) by default. */
   sessionDir?: string;
@@ -88,8 +92,14 @@ type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWa
   onWarning: (message: string) => void;
 };
 
+/**
+ * Options of {@link SessionManager.newSession}.
+ * @category Sessions
+ */
 export interface NewSessionOptions {
+  /** The new session's id; a fresh UUID by default. */
   id?: string;
+  /** The header's `parentSession`: the session this one continues (a storage path). */
   parentSession?: string;
 }
 
@@ -118,6 +128,18 @@ function nowIso(): string {
   return iso;
 }
 
+/**
+ * One coding-agent session, with pi's SessionManager API over any StoragePort: open, create or
+ * continue a session with the static methods, append entries, walk its tree, build the model's
+ * context.
+ *
+ * Appends change memory at once and return the new entry's id; writes go through one queue, and
+ * `await flush()` resolves when they are durable. The first write error is latched: every later
+ * append and `flush()` throws that SessionError "persist-failed". Methods that touch storage are
+ * async; those that only read or change memory are synchronous, as in pi. Call `close()` when done
+ * (it flushes and releases the session's writer lock).
+ * @category Sessions
+ */
 export class SessionManager {
   readonly #storage: StoragePort;
   /**
@@ -396,18 +418,23 @@ export class SessionManager {
     }
   }
 
+  /** False for a session made by {@link SessionManager.inMemory} (never written), true otherwise. */
   isPersisted(): boolean {
     return this.#persist;
   }
+  /** True when opened with `readOnly`: appends and rewrites throw SessionError "read-only". */
   isReadOnly(): boolean {
     return this.#options.readOnly;
   }
+  /** The working directory the session belongs to. */
   getCwd(): string {
     return this.#cwd;
   }
+  /** The storage directory new session files of this manager go to. */
   getSessionDir(): string {
     return this.#sessionDir;
   }
+  /** The current session's id. */
   getSessionId(): string {
     return this.#sessionId;
   }
@@ -415,6 +442,7 @@ export class SessionManager {
   getSessionFile(): string | undefined {
     return this.#sessionFile;
   }
+  /** The storage the session lives in. */
   getStorage(): StoragePort {
     return this.#storage;
   }
@@ -422,6 +450,7 @@ export class SessionManager {
   getDialect(): SessionDialect {
     return this.#dialect;
   }
+  /** The store layout new files follow (see {@link SessionManagerOptions.layout}). */
   getLayout(): StoreLayout {
     return this.#layout;
   }
@@ -452,6 +481,7 @@ export class SessionManager {
     return this.#append<MessageEntry>({ type: "message", message }).id;
   }
 
+  /** Appends a thinking-level change as a child of the leaf; returns its id. */
   appendThinkingLevelChange(thinkingLevel: string): string {
     return this.#append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel }).id;
   }
@@ -466,14 +496,20 @@ export class SessionManager {
     return this.#append<ModelChangeEntry>({ type: "model_change", model, role }).id;
   }
 
+  /**
+   * Appends a compaction: from here on the model's context holds `summary` in place of the entries
+   * before `firstKeptEntryId`. Returns its id.
+   */
   appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: unknown, fromHook?: boolean): string {
     return this.#append<CompactionEntry>({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details, fromHook }).id;
   }
 
+  /** Appends an extension's own data (never sent to the model); returns its id. */
   appendCustomEntry(customType: string, data?: unknown): string {
     return this.#append<CustomEntry>({ type: "custom", customType, data }).id;
   }
 
+  /** Appends a message from an extension (`display`: whether the UI shows it); returns its id. */
   appendCustomMessageEntry(customType: string, content: string | Array<TextContent | ImageContent>, display: boolean, details?: unknown): string {
     return this.#append<CustomMessageEntry>({ type: "custom_message", customType, content, display, details }).id;
   }
@@ -520,18 +556,23 @@ export class SessionManager {
   // Tree
   // ===========================================================================
 
+  /** The id of the leaf, the entry the next append becomes a child of; null before the first entry. */
   getLeafId(): string | null {
     return this.#leafId;
   }
+  /** The leaf entry; undefined before the first entry. */
   getLeafEntry(): SessionEntry | undefined {
     return this.#leafId ? this.#entries.get(this.#leafId) : undefined;
   }
+  /** The entry with this id; undefined when there is none. */
   getEntry(id: string): SessionEntry | undefined {
     return this.#entries.get(id);
   }
+  /** The entries whose parent is `parentId`, in file order. */
   getChildren(parentId: string): SessionEntry[] {
     return this.#entries.heads.filter((head) => head.parentId === parentId).map((head) => this.#entries.entry(head));
   }
+  /** The current label of an entry; undefined when it has none. */
   getLabel(id: string): string | undefined {
     return this.#labels.get(id)?.label;
   }
@@ -539,6 +580,7 @@ export class SessionManager {
   getEntries(): SessionEntry[] {
     return this.#entries.all();
   }
+  /** The session file's header line (in pi's shape, whatever the file's dialect). */
   getHeader(): SessionHeader | null {
     return this.#header ?? null;
   }
@@ -547,6 +589,7 @@ export class SessionManager {
     const start = fromId ?? this.#leafId;
     return pathToRoot(start ? this.#entries.byId.get(start) : undefined, this.#entries.byId).map((head) => this.#entries.entry(head));
   }
+  /** The whole session as a tree (every branch), with labels; roots first, children oldest first. */
   getTree(): SessionTreeNode[] {
     return buildTree(this.#entries.all(), this.#labels);
   }
@@ -904,7 +947,15 @@ export class SessionManager {
    * whole history, with `parentSession` = the old session's id and the title kept; this manager
    * continues in it. Returns both files, or undefined when the session is not persisted.
    */
-  async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
+  async fork(): Promise<
+    | {
+        /** The file this manager was on. */
+        oldSessionFile: string;
+        /** The new session's file, which this manager continues in. */
+        newSessionFile: string;
+      }
+    | undefined
+  > {
     this.#assertWritable();
     if (!this.#persist || !this.#sessionFile) return undefined;
     const oldSessionFile = this.#sessionFile;

@@ -1,14 +1,25 @@
 /** getTree: the session as nodes with resolved labels, as pi builds it. */
 import type { SessionEntry, SessionTreeNode } from "../format/types.js";
 
+/**
+ * An entry's current label and when it was set.
+ *
+ * @inline
+ */
 export interface LabelState {
+  /** The label. */
   label: string;
+  /** When it was set (ISO 8601). */
   timestamp: string;
 }
 
 /**
+ * A session's entries as a tree of nodes with their labels, as pi's `getTree()` builds it.
  * Roots are entries whose parentId is null, themselves, or missing (orphans). Children are
  * sorted by timestamp, oldest first (a stable sort keeps file order for equal times).
+ *
+ * @param labels each labelled entry's id → its label
+ * @category Sessions
  */
 export function buildTree(entries: readonly SessionEntry[], labels: ReadonlyMap<string, LabelState>): SessionTreeNode[] {
   const nodes = new Map<string, SessionTreeNode>();

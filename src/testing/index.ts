@@ -22,6 +22,8 @@
  * ```
  *
  * Each case works below its own fresh directory, so `makePort` may return one shared port.
+ *
+ * @module sessionkit/testing
  */
 export { describePortConformance, expectStorageError, checksum, pseudoRandomBytes, type PortUnderTest, type PortCapabilities } from "./port-conformance.js";
 export { waitFor } from "./wait.js";

@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type StorageErrorCode, type StoragePort } from "../port.js";
 import { waitFor } from "./wait.js";
 
+/** What `makePort` hands {@link describePortConformance} for each test. */
 export interface PortUnderTest {
+  /** The port to test; it may be one port shared by every test (each works in its own directory). */
   port: StoragePort;
   /** Releases what makePort created (close the port, delete a temp dir); runs after each test. */
   cleanup?: () => Promise<void>;
@@ -29,7 +31,9 @@ let testDirCounter = 0;
 
 /** Optional port methods the adapter under test has; their tests run only when declared. */
 export interface PortCapabilities {
+  /** The port has `sync`. */
   sync: boolean;
+  /** The port has `acquireLock`. */
   locks: boolean;
   /** `watch` (change notifications); absent means false. */
   watch?: boolean;
@@ -40,6 +44,14 @@ export interface PortCapabilities {
 /** How long a watch case waits for a notification before it fails: notifications may be delayed, not lost. */
 const WATCH_WAIT_MS = 10_000;
 
+/**
+ * Registers vitest tests (one `describe` block named after `name`) that check a StoragePort
+ * behaves as sessionkit needs: reads, ranges, appends, atomic writes, listings, errors and, when
+ * `capabilities` declares them, sync, locks, watches and changes made through a second port.
+ *
+ * @param makePort called before each test; gives the port and how to clean up after it
+ * @param capabilities the optional methods the port has; default sync, locks and watch
+ */
 export function describePortConformance(
   name: string,
   makePort: () => Promise<PortUnderTest>,
@@ -440,7 +452,10 @@ export async function expectStorageError(
   return error as StorageError;
 }
 
-/** FNV-1a: cheap enough for megabytes, and a changed, missing or moved byte almost surely changes it. */
+/**
+ * A 32-bit checksum of `bytes`, to compare large contents in test messages.
+ * FNV-1a: cheap enough for megabytes, and a changed, missing or moved byte almost surely changes it.
+ */
 export function checksum(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
