@@ -11,13 +11,13 @@ import { chromium } from "playwright";
 import { chromiumArgs, chromiumExecutable } from "../chromium.config.js";
 
 const project = fileURLToPath(new URL("..", import.meta.url));
-const api = join(project, "docs", "api");
+const api = join(project, "docs", "reference");
 const pages = [
   { page: "index.html", file: "api-reference-index.png" },
   { page: "modules/sessionkit.html", file: "api-reference-sessionkit.png" },
 ];
 await access(join(api, "index.html")).catch(() => {
-  throw new Error("docs/api/index.html is missing: run `npm run docs` first");
+  throw new Error("docs/reference/index.html is missing: run `npm run docs` first");
 });
 
 const browser = await chromium.launch({ executablePath: chromiumExecutable, args: chromiumArgs, headless: true });
