@@ -14,6 +14,7 @@ import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
 import { asCliError, databaseStore, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
+import { neutralizeControls, neutralizeJsonControls } from "./terminal-text.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 import { serveCommand } from "./serve/command.js";
@@ -52,16 +53,16 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
     root: resolveRoot(args.root, io.cwd, io.env),
     home,
     stores: () => (stores ??= storesToRead(args, io, home)),
-    warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${message}\n`),
+    warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${neutralizeControls(message)}\n`),
     print(json, lines) {
       if (args.json) {
-        if (writeJson(json, io.stdout)) io.stdout("\n");
+        if (writeJson(json, (chunk) => io.stdout(neutralizeJsonControls(chunk)))) io.stdout("\n");
         return;
       }
       // In batches: the text of a large session is too long for one string.
       let batch = "";
       for (const line of lines()) {
-        batch += `${line}\n`;
+        batch += `${neutralizeControls(line)}\n`;
         if (batch.length >= 1 << 20) {
           io.stdout(batch);
           batch = "";

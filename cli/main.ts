@@ -8,6 +8,7 @@
 import { parseCommandLine, USAGE } from "./args.js";
 import { runCommand, type Io } from "./commands.js";
 import { CliError, UsageError } from "./errors.js";
+import { neutralizeControls } from "./terminal-text.js";
 
 const io: Io = {
   stdout: (text) => void process.stdout.write(text),
@@ -41,8 +42,9 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     return await runCommand(parsed, io);
   } catch (error) {
-    io.stderr.write(`sessionkit: ${parsed.command}: ${describe(error)}\n`);
-    if (error instanceof CliError) for (const line of error.details) io.stderr.write(`${line}\n`);
+    // Messages quote paths and file contents: anyone's bytes.
+    io.stderr.write(`sessionkit: ${parsed.command}: ${neutralizeControls(describe(error))}\n`);
+    if (error instanceof CliError) for (const line of error.details) io.stderr.write(`${neutralizeControls(line)}\n`);
     return 2;
   }
 }

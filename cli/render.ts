@@ -5,6 +5,8 @@ import type { AgentMessage, SessionContext, SessionEntry, SessionInfo, SessionTr
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
 const OUTPUT_LINES = 12;
 const SHORT = 72;
+/** A line break as sessions hold them (a CR left at a line's end would be printed as \x0d). */
+const LINE_BREAK = /\r?\n/;
 
 /** Whitespace collapsed to single spaces, cut to `max` characters. */
 export function oneLine(text: string, max: number): string {
@@ -36,7 +38,7 @@ function imageText(block: Block): string {
 function blockLines(block: Block): string[] {
   switch (block.type) {
     case "text":
-      return String(block.text ?? "").split("\n");
+      return String(block.text ?? "").split(LINE_BREAK);
     case "image":
       return [imageText(block)];
     case "thinking":
@@ -49,7 +51,7 @@ function blockLines(block: Block): string[] {
 }
 
 function contentLines(content: unknown): string[] {
-  if (typeof content === "string") return content.split("\n");
+  if (typeof content === "string") return content.split(LINE_BREAK);
   if (!Array.isArray(content)) return [];
   return content.flatMap((block) => (typeof block === "object" && block !== null ? blockLines(block as Block) : []));
 }
@@ -101,13 +103,13 @@ function messageBody(message: AgentMessage): string[] {
     case "toolResult":
       return limitLines(contentLines(m.content), OUTPUT_LINES);
     case "bashExecution": {
-      const lines = [`$ ${String(m.command)}`, ...limitLines(String(m.output ?? "").split("\n"), OUTPUT_LINES)];
+      const lines = [`$ ${String(m.command)}`, ...limitLines(String(m.output ?? "").split(LINE_BREAK), OUTPUT_LINES)];
       if (m.cancelled) lines.push("(command cancelled)");
       return lines;
     }
     case "branchSummary":
     case "compactionSummary":
-      return String(m.summary ?? "").split("\n");
+      return String(m.summary ?? "").split(LINE_BREAK);
     default:
       return "content" in m ? contentLines(m.content) : [oneLine(JSON.stringify(m), 300)];
   }

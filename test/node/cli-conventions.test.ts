@@ -1,0 +1,80 @@
+/**
+ * The habits of the `sessionkit` command line that users of pi and git expect, each run as a real
+ * child process (test/shared/cli-runner.ts) over a small store made by the library.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { SessionManager } from "../../src/index.js";
+import { bundleCli, runCli, type CliResult } from "../shared/cli-runner.js";
+
+let dir: string;
+let root: string;
+let cliBundle: string;
+const cli = (...args: string[]): Promise<CliResult> => runCli(cliBundle, args);
+const sk = (...args: string[]): Promise<CliResult> => runCli(cliBundle, ["--root", root, ...args]);
+
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+/** ESC ] 0 ; … BEL sets the window title; ESC ] 52 ; … BEL writes the clipboard; CSI (U+009B) is ESC [ in one character. */
+const HOSTILE = "title\x1b]0;pwned\x07 clip\x1b]52;c;ZXZpbA==\x07 csi\u009b2J done";
+const WIDE = "数据库迁移 🚀 plan";
+
+/** Session ids of the store, by what their first message says. */
+const ids: Record<string, string> = {};
+
+async function addSession(cwd: string, text: string, answer = "ok"): Promise<void> {
+  const storage = nodeFsStorage({ root });
+  const sm = await SessionManager.create(storage, cwd);
+  sm.appendMessage({ role: "user", content: text, timestamp: Date.now() });
+  sm.appendMessage({ role: "assistant", content: [{ type: "text", text: answer }], api: "x", provider: "x", model: "x", usage, stopReason: "stop", timestamp: Date.now() });
+  ids[text] = sm.getSessionId();
+  await sm.close();
+  await storage.close();
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "sk-cli-conventions-"));
+  root = join(dir, "agent");
+  cliBundle = await bundleCli(dir);
+  await addSession("/work/hostile", HOSTILE, `answer ${HOSTILE}`);
+  await addSession("/work/wide", WIDE);
+  await addSession("/work/plain", "plain ascii question");
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** C0 controls but newline and tab, DEL and C1 controls: what a terminal acts on. */
+const TERMINAL_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+describe("text from session files reaches the terminal with its control sequences neutralised", () => {
+  it("ls, show, tree and search print ESC, BEL and CSI as visible \\xNN escapes", async () => {
+    const runs = await Promise.all([sk("ls", "--all"), sk("show", ids[HOSTILE]!), sk("tree", ids[HOSTILE]!), sk("search", "clip", "--all")]);
+    for (const run of runs) {
+      expect(run).toMatchObject({ code: 0, stderr: "" });
+      expect(run.stdout).not.toMatch(TERMINAL_CONTROL);
+      expect(run.stdout).toContain("title\\x1b]0;pwned\\x07");
+    }
+    expect(runs[1]!.stdout).toContain("clip\\x1b]52;c;ZXZpbA==\\x07 csi\\x9b2J done");
+  });
+
+  it("--json escapes DEL and C1 controls too (JSON.stringify leaves them raw); the parsed value is unchanged", async () => {
+    const listed = await sk("ls", "--all", "--json");
+    expect(listed.stdout).not.toMatch(TERMINAL_CONTROL);
+    expect(listed.stdout).toContain("\\u009b");
+    const infos = JSON.parse(listed.stdout) as Array<{ firstMessage: string }>;
+    expect(infos.map((info) => info.firstMessage)).toContain(HOSTILE);
+  });
+
+  it("an error message quoting a file's bytes neutralises them too", async () => {
+    const file = join(dir, "not-json.jsonl");
+    await writeFile(file, "\x1b]0;pwned\x07\n");
+    const result = await sk("show", file);
+    expect(result.stderr).toMatch(/^sessionkit: show: .* is not a session file/);
+    expect(result.stderr).not.toMatch(TERMINAL_CONTROL);
+  });
+});
