@@ -1,5 +1,6 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
 import { BLOB_REF_PREFIX } from "../src/blobs/blob-store.js";
+import { displayWidth, neutralizeControls, padToWidth, truncateToWidth } from "./terminal-text.js";
 import type { AgentMessage, SessionContext, SessionEntry, SessionInfo, SessionTreeNode } from "../src/format/types.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
@@ -8,10 +9,9 @@ const SHORT = 72;
 /** A line break as sessions hold them (a CR left at a line's end would be printed as \x0d). */
 const LINE_BREAK = /\r?\n/;
 
-/** Whitespace collapsed to single spaces, cut to `max` characters. */
+/** Whitespace collapsed to single spaces, control characters neutralised, cut to `max` terminal columns. */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  return truncateToWidth(neutralizeControls(text.replace(/\s+/g, " ").trim()), max);
 }
 
 function limitLines(lines: string[], max: number): string[] {
@@ -231,13 +231,14 @@ export function renderSessionTable(infos: ReadonlyArray<SessionInfo & { agent: s
     info.agent,
     info.id.slice(0, idLength),
     oneLine(info.name ?? info.title ?? info.firstMessage, 48),
-    info.path,
+    neutralizeControls(info.path),
   ]);
   const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "AGENT", "ID", "NAME / FIRST MESSAGE", "PATH"];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  // By terminal columns: a CJK character or an emoji takes two.
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => displayWidth(row[column]!))));
   const format = (row: string[]) =>
     row
-      .map((cell, column) => (column === 1 ? cell.padStart(widths[column]!) : column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .map((cell, column) => (column === row.length - 1 ? cell : padToWidth(cell, widths[column]!, column === 1 ? "start" : "end")))
       .join("  ");
   return [format(header), ...rows.map(format)];
 }

@@ -21,6 +21,8 @@ const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0
 /** ESC ] 0 ; … BEL sets the window title; ESC ] 52 ; … BEL writes the clipboard; CSI (U+009B) is ESC [ in one character. */
 const HOSTILE = "title\x1b]0;pwned\x07 clip\x1b]52;c;ZXZpbA==\x07 csi\u009b2J done";
 const WIDE = "数据库迁移 🚀 plan";
+/** 80 columns: cut to fit the listing's name column. */
+const LONG_WIDE = "长".repeat(40);
 
 /** Session ids of the store, by what their first message says. */
 const ids: Record<string, string> = {};
@@ -42,10 +44,30 @@ beforeAll(async () => {
   await addSession("/work/hostile", HOSTILE, `answer ${HOSTILE}`);
   await addSession("/work/wide", WIDE);
   await addSession("/work/plain", "plain ascii question");
+  await addSession("/work/long", LONG_WIDE);
 });
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+});
+
+/** Terminal columns of text made of ASCII, Han characters and emoji (two columns each). */
+const columns = (text: string) => [...text].reduce((sum, char) => sum + (/\p{Script=Han}|\p{Emoji_Presentation}/u.test(char) ? 2 : 1), 0);
+
+describe("tables align by display width", () => {
+  it("ls: every row's PATH starts in the same column, wide names cut by columns, not characters", async () => {
+    const result = await sk("ls", "--all");
+    expect(result.code).toBe(0);
+    const [header, ...rows] = result.stdout.trimEnd().split("\n").slice(0, -1);
+    const starts = [columns(header!.slice(0, header!.indexOf("PATH"))), ...rows.map((row) => columns(row.slice(0, row.indexOf(root))))];
+    expect(rows).toHaveLength(4);
+    expect(new Set(starts).size).toBe(1);
+    const long = rows.find((row) => row.includes("长"))!;
+    const name = long.slice(long.indexOf("长"), long.indexOf("…") + 1);
+    expect(columns(name)).toBeLessThanOrEqual(48);
+    expect(columns(name)).toBeGreaterThanOrEqual(47);
+    expect(rows.find((row) => row.includes(WIDE))).toBeDefined();
+  });
 });
 
 /** C0 controls but newline and tab, DEL and C1 controls: what a terminal acts on. */
