@@ -3,12 +3,28 @@ import { parseArgs } from "node:util";
 import { SEARCH_SOURCES, type SearchSource } from "../src/search/text.js";
 import type { ConflictPolicy } from "../src/archive/import.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
-import { UsageError } from "./errors.js";
+import { EXIT_CODES, UsageError } from "./errors.js";
 
 export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
+
+const HELP_WIDTH = 100;
+
+/** `text` after `prefix`, wrapped at HELP_WIDTH columns, its further lines indented as far as `prefix`. */
+function wrap(prefix: string, text: string): string {
+  const lines: string[] = [];
+  let line = prefix;
+  for (const word of text.split(" ")) {
+    if (line.length > prefix.length && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = " ".repeat(prefix.length);
+    }
+    line += line.length > prefix.length ? ` ${word}` : word;
+  }
+  return [...lines, line].join("\n");
+}
 
 export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME | --store URL] <command> [options]
 
@@ -27,9 +43,9 @@ Commands:
   context <session> [--leaf ID]  the context the model would get (at the leaf, or at entry ID)
   tree <session>                 the entry tree, with labels and the leaf marked
   verify <session|archive.zip>   a session file: bad lines, invalid entries, dangling parents,
-                                 duplicate ids, missing blobs, torn tail; exit 1 when there are
+                                 duplicate ids, missing blobs, torn tail; exit 3 when there are
                                  problems. An archive: every check an import makes (names, sizes,
-                                 ratios, crc, hashes, manifest, sessions); exit 1 when invalid
+                                 ratios, crc, hashes, manifest, sessions); exit 3 when invalid
   migrate <session>              rewrites an old-format (v1, v2) file as v3 (the only write)
   export <session>... -o FILE    a zip archive of sessions and the blobs they reference; FILE
                                  appears only when complete
@@ -41,7 +57,7 @@ Commands:
   import <archive.zip|file.jsonl|dir>
                                  into the root: an archive, a pi session file (any version), or
                                  every .jsonl below a dir as one batch. All or nothing: anything
-                                 invalid writes nothing and exits 2, naming the file or member
+                                 invalid writes nothing and exits 3, naming the file or member
       --on-conflict POLICY       a session id already stored: auto (default: skip identical,
                                  extend a prefix, fork a diverged one), skip, replace or fork
       --dry-run                  check and plan everything, write nothing; the summary is the same
@@ -82,7 +98,8 @@ Options:
   --json         print what the library's API returns, as JSON (paths are absolute)
   -h, --help     this text
 
-Exit codes: 0 ok, 1 verify found problems (or an invalid archive), 2 error.
+Exit codes:
+${EXIT_CODES.map(({ code, meaning }) => wrap(`  ${code}  `, meaning)).join("\n")}
 `;
 
 export interface ParsedCommand {

@@ -2,13 +2,13 @@
  * The habits of the `sessionkit` command line that users of pi and git expect, each run as a real
  * child process (test/shared/cli-runner.ts) over a small store made by the library.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { SessionManager } from "../../src/index.js";
-import { bundleCli, runCli, type CliResult } from "../shared/cli-runner.js";
+import { bundleCli, REPO, runCli, type CliResult } from "../shared/cli-runner.js";
 
 let dir: string;
 let root: string;
@@ -49,6 +49,58 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+});
+
+/** The file of a session of the store, by what its first message says. */
+async function fileOf(text: string): Promise<string> {
+  const listed = JSON.parse((await sk("ls", "--all", "--json")).stdout) as Array<{ id: string; path: string }>;
+  return listed.find((info) => info.id === ids[text])!.path;
+}
+
+describe("exit codes are one table: 1 not found, 2 usage, 3 invalid, 4 failed", () => {
+  it("each failure exits with its kind's code, whichever command meets it", async () => {
+    const notSession = join(dir, "plain-text.jsonl");
+    await writeFile(notSession, "just some text\n");
+    const damaged = join(dir, "damaged.jsonl");
+    await copyFile(await fileOf("plain ascii question"), damaged);
+    await appendFile(damaged, "not json\n");
+    const notZip = join(dir, "not-a-zip.zip");
+    await writeFile(notZip, "PK\x03\x04 and nothing else");
+    const existing = join(dir, "existing.zip");
+    await writeFile(existing, "");
+    const plain = ids["plain ascii question"]!;
+    const expected: Array<[number, string[]]> = [
+      [0, ["verify", plain]],
+      [1, ["show", join(dir, "missing.jsonl")]],
+      [1, ["verify", join(dir, "missing.jsonl")]],
+      [1, ["show", "ffffffff"]],
+      [1, ["context", plain, "--leaf", "nonesuch"]],
+      [1, ["export", plain, "--leaf", "nonesuch", "-o", join(dir, "leaf.zip")]],
+      [2, ["frobnicate"]],
+      [2, ["ls", "--frob"]],
+      [3, ["show", notSession]],
+      [3, ["tree", notSession]],
+      [3, ["verify", notSession]],
+      [3, ["verify", damaged]],
+      [3, ["verify", notZip]],
+      [3, ["import", notZip]],
+      [4, ["export", plain, "-o", existing]],
+    ];
+    const results = await Promise.all(expected.map(([, args]) => sk(...args)));
+    expect(results.map((result, i) => [result.code, expected[i]![1].join(" ")])).toEqual(expected.map(([code, args]) => [code, args.join(" ")]));
+    const missingRoot = await cli("--root", join(dir, "no-such-root"), "ls", "--all");
+    expect(missingRoot.code).toBe(1);
+  });
+
+  it("--help and docs/cli.md print the same table", async () => {
+    const help = await cli("--help");
+    const table = help.stdout.slice(help.stdout.indexOf("Exit codes:\n"));
+    const rows = [...table.matchAll(/^ {2}(\d) {2}(.+(?:\n {5}.+)*)/gm)].map((m) => [Number(m[1]), m[2]!.replace(/\s+/g, " ")]);
+    expect(rows.map(([code]) => code)).toEqual([0, 1, 2, 3, 4]);
+    const docs = await readFile(join(REPO, "docs/cli.md"), "utf8");
+    const documented = [...docs.matchAll(/^\| (\d) \| (.+) \|$/gm)].map((m) => [Number(m[1]), m[2]!.replace(/`/g, "")]);
+    expect(documented).toEqual(rows);
+  });
 });
 
 /** Terminal columns of text made of ASCII, Han characters and emoji (two columns each). */
