@@ -4,7 +4,8 @@
  * exports them as archives and imports archives and session files into it.
  * Exit codes: one table for every command, EXIT_CODES in errors.ts.
  */
-import { parseCommandLine, USAGE } from "./args.js";
+import packageJson from "../package.json" with { type: "json" };
+import { commandUsage, parseCommandLine, USAGE } from "./args.js";
 import { runCommand, type Io } from "./commands.js";
 import { CliError, EXIT, failureKind, UsageError } from "./errors.js";
 import { neutralizeControls } from "./terminal-text.js";
@@ -42,8 +43,12 @@ async function main(argv: readonly string[]): Promise<number> {
     io.stderr.write(`sessionkit: ${neutralizeControls(error.message)} (see sessionkit --help)\n`);
     return EXIT.usage;
   }
-  if (parsed.help) {
-    io.stdout(USAGE);
+  if (parsed.kind === "help") {
+    io.stdout(parsed.command === undefined ? USAGE : commandUsage(parsed.command));
+    return EXIT.ok;
+  }
+  if (parsed.kind === "version") {
+    io.stdout(`${packageJson.version}\n`);
     return EXIT.ok;
   }
   try {

@@ -51,6 +51,35 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+describe("--version and <command> --help", () => {
+  it("--version (and -v, as pi has it) prints the package's version alone", async () => {
+    const { version } = JSON.parse(await readFile(join(REPO, "package.json"), "utf8")) as { version: string };
+    for (const flag of ["--version", "-v"]) expect(await cli(flag)).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
+  it("sessionkit <command> --help and sessionkit help <command> print that command's help, not the whole text", async () => {
+    const whole = (await cli("--help")).stdout;
+    for (const [command, flags] of [
+      ["ls", ["--with-text"]],
+      ["export", ["--leaf ID", "--no-blobs", "--html"]],
+      ["search", ["--source LIST", "--limit N"]],
+      ["serve", ["--agent-stores", "--allow-origin URL"]],
+    ] as const) {
+      const help = await cli(command, "--help");
+      expect(help).toMatchObject({ code: 0, stderr: "" });
+      expect(help.stdout).toMatch(new RegExp(`^Usage: sessionkit \\[--root DIR \\| --agent NAME \\| --store URL\\] ${command} `));
+      for (const flag of flags) expect(help.stdout).toContain(flag);
+      // Only its own: no other command's line, and shorter than the whole text.
+      expect(help.stdout).not.toContain("  migrate <session>");
+      expect(help.stdout.length).toBeLessThan(whole.length / 2);
+      expect(help.stdout).toContain("Exit codes:");
+      expect((await cli("help", command)).stdout).toBe(help.stdout);
+    }
+    expect((await cli("show", "--help")).stdout).toContain("A <session> is a session file, or a session id");
+    expect(await cli("frobnicate", "--help")).toMatchObject({ code: 2, stderr: 'sessionkit: unknown command "frobnicate" (see sessionkit --help)\n' });
+  });
+});
+
 /** The file of a session of the store, by what its first message says. */
 async function fileOf(text: string): Promise<string> {
   const listed = JSON.parse((await sk("ls", "--all", "--json")).stdout) as Array<{ id: string; path: string }>;
