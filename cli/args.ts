@@ -234,8 +234,11 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   serve: { max: 0, what: "" },
   // The words of a query may come as one argument or several.
   search: { max: Infinity, what: "a query" },
-  history: { max: Infinity, what: "" },
+  history: { max: Infinity, what: "a query" },
 };
+
+/** Commands whose arguments are the words of one query. */
+const QUERY_COMMANDS: readonly CommandName[] = ["search", "history"];
 
 function commandName(word: string): CommandName {
   if (!(COMMANDS as readonly string[]).includes(word)) throw new UsageError(`unknown command "${word}"`);
@@ -286,6 +289,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const command = positionals[0] === "help" ? positionals[1] : positionals[0];
     return { kind: "help", command: command === undefined ? undefined : commandName(command) };
   }
+  for (const [flag, value] of Object.entries(values)) {
+    // An empty value would name the current directory, or no session: never what was meant.
+    if ([value].flat().some((item) => typeof item === "string" && item.trim() === "")) throw new UsageError(`--${flag} needs a value, not an empty string`);
+  }
   const [command, ...rest] = positionals;
   if (command === undefined) throw new UsageError("missing command");
   const name = commandName(command);
@@ -295,6 +302,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const { max, what } = ARGUMENTS[name];
   if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
   if (max > 0 && rest.length === 0 && name !== "history") throw new UsageError(`${name} needs ${what}`);
+  // The words of a query may be several arguments: the query is empty when all of them are.
+  const empty = QUERY_COMMANDS.includes(name) ? rest.length > 0 && rest.join("").trim() === "" : rest.some((arg) => arg.trim() === "");
+  if (empty) throw new UsageError(`${name} ${name === "history" ? "takes a query or none" : `needs ${what}`}, not an empty argument`);
   if (rest.length > max) throw new UsageError(`${name} takes one argument, got ${rest.length}`);
   if (name === "search" && values.all && values.cwd !== undefined) throw new UsageError("search takes --cwd DIR or --all, not both");
   if (name === "export") {
@@ -334,7 +344,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const unknown = sources.find((source) => !SEARCH_SOURCES.includes(source));
     if (unknown !== undefined) throw new UsageError(`--source: unknown source "${unknown}" (known: ${SEARCH_SOURCES.join(", ")}, all)`);
   }
-  const joined = name === "search" || name === "history";
+  const joined = QUERY_COMMANDS.includes(name);
   return {
     kind: "run",
     command: name,

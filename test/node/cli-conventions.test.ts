@@ -80,6 +80,24 @@ describe("--version and <command> --help", () => {
   });
 });
 
+describe("an empty query or id is a usage error", () => {
+  it("an empty or blank argument or option value exits 2 naming what it should be", async () => {
+    const cases = [
+      [["show", ""], "show needs a session file or id prefix, not an empty argument"],
+      [["verify", "  "], "verify needs a session file, id prefix or archive, not an empty argument"],
+      [["export", "", "-o", "x.zip"], "export needs a session file or id prefix, not an empty argument"],
+      [["search", ""], "search needs a query, not an empty argument"],
+      [["search", " ", ""], "search needs a query, not an empty argument"],
+      [["history", ""], "history takes a query or none, not an empty argument"],
+      [["context", "abc", "--leaf", ""], "--leaf needs a value, not an empty string"],
+      [["ls", "--cwd", ""], "--cwd needs a value, not an empty string"],
+      [["--root", "", "ls"], "--root needs a value, not an empty string"],
+    ] as const;
+    const results = await Promise.all(cases.map(([args]) => sk(...args)));
+    for (const [i, result] of results.entries()) expect(result).toEqual({ code: 2, stdout: "", stderr: `sessionkit: ${cases[i]![1]} (see sessionkit --help)\n` });
+  });
+});
+
 /** The file of a session of the store, by what its first message says. */
 async function fileOf(text: string): Promise<string> {
   const listed = JSON.parse((await sk("ls", "--all", "--json")).stdout) as Array<{ id: string; path: string }>;
