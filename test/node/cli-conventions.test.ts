@@ -98,6 +98,21 @@ describe("an empty query or id is a usage error", () => {
   });
 });
 
+describe("search without --all", () => {
+  it("says which project it searched and that --all searches every project, with hits or without", async () => {
+    const scope = (project: string) => `searched the sessions of ${project} only: --all searches every project`;
+    const found = await sk("search", "plain", "--cwd", "/work/plain");
+    expect(found.code).toBe(0);
+    expect(found.stdout.trimEnd().split("\n").slice(-2)).toEqual(["1 hit in 1 session, best first", scope("/work/plain")]);
+    // The current directory by default.
+    const here = await runCli(cliBundle, ["--root", root, "search", "plain"], { cwd: dir });
+    expect(here.stdout).toBe(`no messages match "plain" in ${root}\n${scope(dir)}\n`);
+    const everywhere = await sk("search", "plain", "--all");
+    expect(everywhere.stdout).not.toContain("--all");
+    expect(everywhere.stdout).toContain("1 hit in 1 session, best first\n");
+  });
+});
+
 /** The file of a session of the store, by what its first message says. */
 async function fileOf(text: string): Promise<string> {
   const listed = JSON.parse((await sk("ls", "--all", "--json")).stdout) as Array<{ id: string; path: string }>;
