@@ -279,8 +279,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       },
     });
   } catch (error) {
-    // parseArgs appends advice about "--" that does not apply here: keep its first sentence.
-    throw new UsageError((error as Error).message.split(". ")[0]!);
+    // parseArgs appends advice about "--" that does not apply here: keep its first sentence, in
+    // lower case as every other message.
+    const sentence = (error as Error).message.split(". ")[0]!;
+    throw new UsageError(sentence.charAt(0).toLowerCase() + sentence.slice(1));
   }
   const { values, positionals } = parsed;
   if (values.version) return { kind: "version" };

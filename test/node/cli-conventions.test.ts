@@ -2,9 +2,10 @@
  * The habits of the `sessionkit` command line that users of pi and git expect, each run as a real
  * child process (test/shared/cli-runner.ts) over a small store made by the library.
  */
-import { appendFile, copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { SessionManager } from "../../src/index.js";
@@ -110,6 +111,58 @@ describe("search without --all", () => {
     const everywhere = await sk("search", "plain", "--all");
     expect(everywhere.stdout).not.toContain("--all");
     expect(everywhere.stdout).toContain("1 hit in 1 session, best first\n");
+  });
+});
+
+/**
+ * The messages the CLI's sources make: the message argument of every CliError, UsageError and
+ * HttpError, warning and stderr write, as its literal parts ("" where a value is put in).
+ */
+async function cliMessages(): Promise<Array<{ where: string; parts: string[] }>> {
+  const messages: Array<{ where: string; parts: string[] }> = [];
+  const files = (await readdir(join(REPO, "cli"), { recursive: true })).filter((name) => name.endsWith(".ts"));
+  for (const name of files) {
+    const source = ts.createSourceFile(name, await readFile(join(REPO, "cli", name), "utf8"), ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      let message: ts.Expression | undefined;
+      if (ts.isNewExpression(node) && ts.isIdentifier(node.expression)) {
+        const index = { CliError: 1, UsageError: 0, HttpError: 1 }[node.expression.text];
+        if (index !== undefined) message = node.arguments?.[index];
+      } else if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+        const callee = node.expression.getText(source);
+        if (callee === "run.warn" || callee.endsWith("stderr.write")) message = node.arguments[0];
+      }
+      if (message && (ts.isStringLiteral(message) || ts.isNoSubstitutionTemplateLiteral(message))) messages.push({ where: `${name}: ${message.getText(source)}`, parts: [message.text] });
+      else if (message && ts.isTemplateExpression(message)) {
+        const parts = [message.head.text, ...message.templateSpans.flatMap((span) => ["", span.literal.text])];
+        messages.push({ where: `${name}: ${message.getText(source)}`, parts });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return messages;
+}
+
+/** A capitalized word (an acronym such as URL is not one) at the message's start or after a ": ". */
+function capitalizedStarts(parts: string[]): string[] {
+  const text = parts.join("\u0000");
+  return [...text.matchAll(/(?:^|: )([A-Z][a-z]+)/g)].map((match) => match[1]!);
+}
+
+describe("messages start lower-case, as most of them did", () => {
+  it("no error, usage or warning message of the CLI's sources starts with a capitalized word", async () => {
+    const messages = await cliMessages();
+    expect(messages.length).toBeGreaterThan(60);
+    expect(messages.filter(({ parts }) => capitalizedStarts(parts).length > 0).map(({ where }) => where)).toEqual([]);
+  });
+
+  it("nor do the messages node:util's parseArgs makes", async () => {
+    const results = await Promise.all([cli("ls", "--frob"), cli("ls", "--cwd"), cli("-x")]);
+    for (const result of results) {
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^sessionkit: [a-z]/);
+    }
   });
 });
 

@@ -565,7 +565,7 @@ describe("errors", () => {
   it("bad usage is one line on stderr with a pointer to --help, exit 2; --help prints the usage on stdout", async () => {
     for (const [args, message] of [
       [["frobnicate"], 'unknown command "frobnicate"'],
-      [["ls", "--frob"], "Unknown option '--frob'"],
+      [["ls", "--frob"], "unknown option '--frob'"],
       [["ls", "--leaf", "x"], "ls does not take --leaf"],
       [["tree"], "tree needs a session file or id prefix"],
     ] as const) {
