@@ -14,7 +14,7 @@ import { isArchiveError, type ArchiveError } from "../src/archive/errors.js";
 import { verifyArchive, type VerifySummary } from "../src/archive/verify.js";
 import { discoverAgentStores, storeAt, type AgentStore } from "./agent-stores.js";
 import { lookupContext, type Run } from "./commands.js";
-import { CliError } from "./errors.js";
+import { CliError, EXIT, failureKind } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
 import { archiveProgress } from "./progress.js";
 import { exportView, resolveSessionArgument, statOrNull, storeFileOf, type ExportView, type SessionFileRef } from "./store.js";
@@ -50,8 +50,8 @@ function archiveErrorLine(error: ArchiveError, where: string | undefined, nameOf
 
 async function requireFile(file: string): Promise<void> {
   const info = await statOrNull(file);
-  if (!info) throw new CliError(`${file}: no such file`);
-  if (!info.isFile()) throw new CliError(`${file} is not a file`);
+  if (!info) throw new CliError("not-found", `${file}: no such file`);
+  if (!info.isFile()) throw new CliError("invalid", `${file} is not a file`);
 }
 
 // ---------------------------------------------------------------------------
@@ -63,10 +63,10 @@ export async function exportCommand(run: Run): Promise<number> {
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
   const dirInfo = await statOrNull(outputDir);
-  if (!dirInfo?.isDirectory()) throw new CliError(`${output}: cannot write it (${outputDir} is not a directory)`);
+  if (!dirInfo?.isDirectory()) throw new CliError("failed", `${output}: cannot write it (${outputDir} is not a directory)`);
   const existing = await statOrNull(output);
-  if (existing?.isDirectory()) throw new CliError(`${output} is a directory (-o names the archive file to write)`);
-  if (existing && !run.args.force) throw new CliError(`${output} exists: not replacing it (use --force to replace it)`);
+  if (existing?.isDirectory()) throw new CliError("failed", `${output} is a directory (-o names the archive file to write)`);
+  if (existing && !run.args.force) throw new CliError("failed", `${output} exists: not replacing it (use --force to replace it)`);
 
   const refs: SessionFileRef[] = [];
   try {
@@ -75,7 +75,7 @@ export async function exportCommand(run: Run): Promise<number> {
     // The rename at the end would put the archive in place of a session.
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
     const overwritten = refs.find((ref) => ref.onDisk && ref.nameOf(ref.path) === realOutput);
-    if (overwritten) throw new CliError(`${output} is ${overwritten.absolute}, a session being exported: -o must name another file`);
+    if (overwritten) throw new CliError("usage", `${output} is ${overwritten.absolute}, a session being exported: -o must name another file`);
     const view = exportView(refs);
     const leafId = run.args.leaf;
     const specs = view.paths.map((path) => (leafId === undefined ? path : { path, leafId }));
@@ -108,9 +108,9 @@ async function closed(file: WriteStream): Promise<void> {
 }
 
 function exportFailure(error: unknown, view: ExportView, output: string): unknown {
-  if (isArchiveError(error)) return new CliError(archiveErrorLine(error, undefined, (member) => view.fileOf(member) ?? member));
+  if (isArchiveError(error)) return new CliError(failureKind(error), archiveErrorLine(error, undefined, (member) => view.fileOf(member) ?? member));
   // A system call failed on the output (the inputs are read through storage: StorageErrors).
-  if (error instanceof Error && "syscall" in error) return new CliError(`${output}: cannot write it (${(error as NodeJS.ErrnoException).code ?? error.message})`);
+  if (error instanceof Error && "syscall" in error) return new CliError("failed", `${output}: cannot write it (${(error as NodeJS.ErrnoException).code ?? error.message})`);
   return error;
 }
 
@@ -142,13 +142,13 @@ function plural(n: number, one: string, many = `${one}s`): string {
 export async function importCommand(run: Run): Promise<number> {
   const source = nodePath.resolve(run.io.cwd, run.args.target);
   const info = await statOrNull(source);
-  if (!info) throw new CliError(`${source}: no such file or directory`);
-  if (!info.isFile() && !info.isDirectory()) throw new CliError(`${source} is not a file or a directory`);
+  if (!info) throw new CliError("not-found", `${source}: no such file or directory`);
+  if (!info.isFile() && !info.isDirectory()) throw new CliError("invalid", `${source} is not a file or a directory`);
   const target = await importTarget(run);
   const { root, layout } = target;
   // A missing root is made by the first write (and not at all when nothing is written).
   const rootInfo = target.database ? null : await statOrNull(root);
-  if (rootInfo && !rootInfo.isDirectory()) throw new CliError(`${root} is not a directory (the storage root; set it with --root)`);
+  if (rootInfo && !rootInfo.isDirectory()) throw new CliError("invalid", `${root} is not a directory (the storage root; set it with --root)`);
 
   const archive = info.isFile() && (await isArchiveFile(source));
   const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
@@ -161,7 +161,7 @@ export async function importCommand(run: Run): Promise<number> {
     summary = archive ? await importArchive(storage, await openAsBlob(source), options) : await importSessionFiles(storage, files, options);
   } catch (error) {
     // Members are named inside the archive; plain files are named by their own path.
-    if (isArchiveError(error)) throw new CliError(archiveErrorLine(error, archive || error.member === undefined ? source : undefined));
+    if (isArchiveError(error)) throw new CliError(failureKind(error), archiveErrorLine(error, archive || error.member === undefined ? source : undefined));
     throw error;
   } finally {
     progress.done();
@@ -178,8 +178,8 @@ async function importTarget(run: Run): Promise<AgentStore> {
   if (run.args.root === undefined && run.args.agent !== undefined) {
     const stores = discovered.filter((store) => store.agent === run.args.agent);
     if (stores.length === 1) return stores[0]!;
-    if (stores.length === 0) throw new CliError(`no store of ${run.args.agent} found to import into (name one with --root)`);
-    throw new CliError(`${stores.length} stores of ${run.args.agent}: name the one to import into with --root`, stores.map((store) => `  ${store.root}`));
+    if (stores.length === 0) throw new CliError("not-found", `no store of ${run.args.agent} found to import into (name one with --root)`);
+    throw new CliError("usage", `${stores.length} stores of ${run.args.agent}: name the one to import into with --root`, stores.map((store) => `  ${store.root}`));
   }
   return storeAt(run.root, discovered, run.home, run.args.agent);
 }
@@ -199,7 +199,7 @@ async function readSessionFiles(dir: string): Promise<SessionFileInput[]> {
   } catch (error) {
     throw cannotRead(dir, error);
   }
-  if (paths.length === 0) throw new CliError(`${dir}: no .jsonl files below it`);
+  if (paths.length === 0) throw new CliError("not-found", `${dir}: no .jsonl files below it`);
   paths.sort();
   const files: SessionFileInput[] = [];
   for (const path of paths) files.push(await readInput(path));
@@ -215,7 +215,7 @@ async function readInput(file: string): Promise<SessionFileInput> {
 }
 
 function cannotRead(path: string, error: unknown): CliError {
-  return new CliError(`${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  return new CliError("failed", `${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
 }
 
 function reportImport(run: Run, summary: ImportSummary, source: string, archive: boolean, target: AgentStore): void {
@@ -237,7 +237,7 @@ function reportImport(run: Run, summary: ImportSummary, source: string, archive:
 // verify (an archive)
 // ---------------------------------------------------------------------------
 
-/** Every check an import makes; an invalid archive is a finding (exit 1), not a failure of the tool. */
+/** Every check an import makes; an invalid archive is a finding (printed on stdout), exit code "invalid". */
 export async function verifyArchiveCommand(run: Run): Promise<number> {
   const file = nodePath.resolve(run.io.cwd, run.args.target);
   await requireFile(file);
@@ -248,7 +248,7 @@ export async function verifyArchiveCommand(run: Run): Promise<number> {
   } catch (error) {
     if (!isArchiveError(error)) throw error;
     run.print(error, () => [`${file}: invalid archive: ${archiveErrorLine(error, undefined)}`]);
-    return 1;
+    return EXIT.invalid;
   } finally {
     progress.done();
   }

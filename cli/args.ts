@@ -3,13 +3,131 @@ import { parseArgs } from "node:util";
 import { SEARCH_SOURCES, type SearchSource } from "../src/search/text.js";
 import type { ConflictPolicy } from "../src/archive/import.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
-import { UsageError } from "./errors.js";
+import { EXIT_CODES, UsageError } from "./errors.js";
 
 export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
+const HELP_WIDTH = 100;
+
+/** `text` after `prefix`, wrapped at HELP_WIDTH columns, its further lines indented as far as `prefix`. */
+function wrap(prefix: string, text: string): string {
+  const lines: string[] = [];
+  let line = prefix;
+  for (const word of text.split(" ")) {
+    if (line.length > prefix.length && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = " ".repeat(prefix.length);
+    }
+    line += line.length > prefix.length ? ` ${word}` : word;
+  }
+  return [...lines, line].join("\n");
+}
+
+/** Each command: its synopsis and its lines of the help text. */
+const COMMAND_HELP: Record<CommandName, { synopsis: string; text: string }> = {
+  ls: {
+    synopsis: "ls [--all | --cwd DIR] [--with-text]",
+    text: `  ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
+      --with-text                also read each file in full for pi's allMessagesText (and the
+                                 whole first message; without it, its first 4,096 characters)`,
+  },
+  show: {
+    synopsis: "show <session>",
+    text: `  show <session>                 a session: header, name, leaf and its context as readable text`,
+  },
+  context: {
+    synopsis: "context <session> [--leaf ID]",
+    text: `  context <session> [--leaf ID]  the context the model would get (at the leaf, or at entry ID)`,
+  },
+  tree: {
+    synopsis: "tree <session>",
+    text: `  tree <session>                 the entry tree, with labels and the leaf marked`,
+  },
+  verify: {
+    synopsis: "verify <session | archive.zip>",
+    text: `  verify <session|archive.zip>   a session file: bad lines, invalid entries, dangling parents,
+                                 duplicate ids, missing blobs, torn tail; exit 3 when there are
+                                 problems. An archive: every check an import makes (names, sizes,
+                                 ratios, crc, hashes, manifest, sessions); exit 3 when invalid`,
+  },
+  migrate: {
+    synopsis: "migrate <session>",
+    text: `  migrate <session>              rewrites an old-format (v1, v2) file as v3 (the only write)`,
+  },
+  export: {
+    synopsis: "export <session>... -o FILE [--leaf ID] [--no-blobs] [--force] [--html]",
+    text: `  export <session>... -o FILE    a zip archive of sessions and the blobs they reference; FILE
+                                 appears only when complete
+      --leaf ID                  only the branch root → entry ID (one session argument)
+      --no-blobs                 leave the blobs out (the sessions keep their blob refs)
+      --force                    replace FILE when it exists (without it, export refuses)
+      --html                     one HTML file instead: the viewer and the session (its images
+                                 inline), readable offline from file:// (one session argument)`,
+  },
+  import: {
+    synopsis: "import <archive.zip | file.jsonl | dir> [--on-conflict POLICY] [--dry-run]",
+    text: `  import <archive.zip|file.jsonl|dir>
+                                 into the root: an archive, a pi session file (any version), or
+                                 every .jsonl below a dir as one batch. All or nothing: anything
+                                 invalid writes nothing and exits 3, naming the file or member
+      --on-conflict POLICY       a session id already stored: auto (default: skip identical,
+                                 extend a prefix, fork a diverged one), skip, replace or fork
+      --dry-run                  check and plan everything, write nothing; the summary is the same`,
+  },
+  serve: {
+    synopsis: "serve [--root DIR]... [--agent-stores] [--write] [--port N] [--host ADDR] [--allow-origin URL]...",
+    text: `  serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
+                                 Ctrl+C; prints the URL to open (it holds a random access token).
+                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only;
+                                 without --root, every agent's store found (or --agent's), or --store
+      --agent-stores             with --root: also every agent's store found (or --agent's)
+      --write                    allow changes (appends, writes, writer locks)
+      --port N                   default 4174 (0: any free port)
+      --host ADDR                listen on another interface (warns unless it is a loopback one)
+      --allow-origin URL         also accept requests from pages of URL's origin (a dev server)`,
+  },
+  search: {
+    synopsis: "search <query> [--cwd DIR | --all] [--source LIST] [--limit N]",
+    text: `  search <query> [--cwd DIR | --all]
+                                 messages holding every word of the query, best first: session,
+                                 entry, role and the text around the match. "a phrase" matches
+                                 words in a row, word* a prefix. The index lives in the root's
+                                 .sessionkit/search and reads only what changed since last time
+      --source LIST              texts to search, comma-separated: user,assistant (default),
+                                 thinking, tool, or all
+      --limit N                  hits to print (default 50)`,
+  },
+  history: {
+    synopsis: "history [QUERY] [--limit N]",
+    text: `  history [QUERY]                prompts typed before, newest first (prompt-history.jsonl and
+                                 oh-my-pi's history.db in the root, which is only read); with
+                                 QUERY those holding every word as a prefix
+      --limit N                  prompts to print (default 50; at most 1000)`,
+  },
+};
+
+const SESSION_ARGUMENT = `A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
+prints them).`;
+
+const GLOBAL_OPTIONS = `Options:
+  --root DIR     one storage root instead of every store (holds sessions/ and blobs/; import
+                 writes into it, creating it when missing; without it import writes into pi's)
+  --store URL    a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
+                 ?schema=NAME for a schema other than "sessionkit" (created on first use); a
+                 <session> may also be a session's path in it
+  --agent NAME   only that agent's stores: ${AGENTS.join(", ")} (with --root: the
+                 root is laid out as that agent's)
+  --json         print what the library's API returns, as JSON (paths are absolute)
+  -h, --help     this text (after a command: that command's)
+  -v, --version  the version`;
+
+const EXIT_CODE_TABLE = `Exit codes:
+${EXIT_CODES.map(({ code, meaning }) => wrap(`  ${code}  `, meaning)).join("\n")}`;
+
+/** `sessionkit --help`. */
 export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME | --store URL] <command> [options]
 
 Reads coding-agent sessions (JSONL trees) in every agent's store on this machine: pi
@@ -20,70 +138,28 @@ $XDG_CACHE_HOME/sessionkit (~/.cache/sessionkit). File arguments are read in pla
 modified, except by migrate.
 
 Commands:
-  ls [--all] [--cwd DIR]         sessions of a project dir (the current one by default), or of all
-      --with-text                also read each file in full for pi's allMessagesText (and the
-                                 whole first message; without it, its first 4,096 characters)
-  show <session>                 a session: header, name, leaf and its context as readable text
-  context <session> [--leaf ID]  the context the model would get (at the leaf, or at entry ID)
-  tree <session>                 the entry tree, with labels and the leaf marked
-  verify <session|archive.zip>   a session file: bad lines, invalid entries, dangling parents,
-                                 duplicate ids, missing blobs, torn tail; exit 1 when there are
-                                 problems. An archive: every check an import makes (names, sizes,
-                                 ratios, crc, hashes, manifest, sessions); exit 1 when invalid
-  migrate <session>              rewrites an old-format (v1, v2) file as v3 (the only write)
-  export <session>... -o FILE    a zip archive of sessions and the blobs they reference; FILE
-                                 appears only when complete
-      --leaf ID                  only the branch root → entry ID (one session argument)
-      --no-blobs                 leave the blobs out (the sessions keep their blob refs)
-      --force                    replace FILE when it exists (without it, export refuses)
-      --html                     one HTML file instead: the viewer and the session (its images
-                                 inline), readable offline from file:// (one session argument)
-  import <archive.zip|file.jsonl|dir>
-                                 into the root: an archive, a pi session file (any version), or
-                                 every .jsonl below a dir as one batch. All or nothing: anything
-                                 invalid writes nothing and exits 2, naming the file or member
-      --on-conflict POLICY       a session id already stored: auto (default: skip identical,
-                                 extend a prefix, fork a diverged one), skip, replace or fork
-      --dry-run                  check and plan everything, write nothing; the summary is the same
-  serve                          the session viewer and the storage over HTTP on 127.0.0.1, until
-                                 Ctrl+C; prints the URL to open (it holds a random access token).
-                                 Serves sessions/ and blobs/ of each --root (repeatable), read-only;
-                                 without --root, every agent's store found (or --agent's), or --store
-      --agent-stores             with --root: also every agent's store found (or --agent's)
-      --write                    allow changes (appends, writes, writer locks)
-      --port N                   default 4174 (0: any free port)
-      --host ADDR                listen on another interface (warns unless it is a loopback one)
-      --allow-origin URL         also accept requests from pages of URL's origin (a dev server)
+${COMMANDS.map((command) => COMMAND_HELP[command].text).join("\n")}
 
-  search <query> [--cwd DIR | --all]
-                                 messages holding every word of the query, best first: session,
-                                 entry, role and the text around the match. "a phrase" matches
-                                 words in a row, word* a prefix. The index lives in the root's
-                                 .sessionkit/search and reads only what changed since last time
-      --source LIST              texts to search, comma-separated: user,assistant (default),
-                                 thinking, tool, or all
-      --limit N                  hits to print (default 50)
-  history [QUERY]                prompts typed before, newest first (prompt-history.jsonl and
-                                 oh-my-pi's history.db in the root, which is only read); with
-                                 QUERY those holding every word as a prefix
-      --limit N                  prompts to print (default 50; at most 1000)
+${SESSION_ARGUMENT}
 
-A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
-prints them).
+${GLOBAL_OPTIONS}
 
-Options:
-  --root DIR     one storage root instead of every store (holds sessions/ and blobs/; import
-                 writes into it, creating it when missing; without it import writes into pi's)
-  --store URL    a PostgreSQL store instead: postgres://user[:password]@host[:port]/db, with
-                 ?schema=NAME for a schema other than "sessionkit" (created on first use); a
-                 <session> may also be a session's path in it
-  --agent NAME   only that agent's stores: ${AGENTS.join(", ")} (with --root: the root is laid
-                 out as that agent's)
-  --json         print what the library's API returns, as JSON (paths are absolute)
-  -h, --help     this text
-
-Exit codes: 0 ok, 1 verify found problems (or an invalid archive), 2 error.
+${EXIT_CODE_TABLE}
 `;
+
+/** `sessionkit <command> --help`: its synopsis, its lines, and what every command shares. */
+export function commandUsage(command: CommandName): string {
+  const { synopsis, text } = COMMAND_HELP[command];
+  const session = synopsis.includes("<session>") ? `\n${SESSION_ARGUMENT}\n` : "";
+  return `Usage: sessionkit [--root DIR | --agent NAME | --store URL] ${synopsis}
+
+${text}
+${session}
+${GLOBAL_OPTIONS}
+
+${EXIT_CODE_TABLE}
+`;
+}
 
 export interface ParsedCommand {
   command: CommandName;
@@ -126,7 +202,8 @@ export interface ParsedCommand {
   limit: number | undefined;
 }
 
-export type ParsedArgs = { help: true } | ({ help: false } & ParsedCommand);
+/** What to do: print the help (the whole text, or a command's), print the version, or run a command. */
+export type ParsedArgs = { kind: "help"; command: CommandName | undefined } | { kind: "version" } | ({ kind: "run" } & ParsedCommand);
 
 /** Flags each command accepts besides --root, --json and --help. */
 const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
@@ -157,8 +234,16 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   serve: { max: 0, what: "" },
   // The words of a query may come as one argument or several.
   search: { max: Infinity, what: "a query" },
-  history: { max: Infinity, what: "" },
+  history: { max: Infinity, what: "a query" },
 };
+
+/** Commands whose arguments are the words of one query. */
+const QUERY_COMMANDS: readonly CommandName[] = ["search", "history"];
+
+function commandName(word: string): CommandName {
+  if (!(COMMANDS as readonly string[]).includes(word)) throw new UsageError(`unknown command "${word}"`);
+  return word as CommandName;
+}
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed;
@@ -190,24 +275,38 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         source: { type: "string" },
         limit: { type: "string" },
         help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
       },
     });
   } catch (error) {
-    // parseArgs appends advice about "--" that does not apply here: keep its first sentence.
-    throw new UsageError((error as Error).message.split(". ")[0]!);
+    // parseArgs appends advice about "--" that does not apply here: keep its first sentence, in
+    // lower case as every other message.
+    const sentence = (error as Error).message.split(". ")[0]!;
+    throw new UsageError(sentence.charAt(0).toLowerCase() + sentence.slice(1));
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals[0] === "help") return { help: true };
+  if (values.version) return { kind: "version" };
+  // `sessionkit <command> --help`, or git's `sessionkit help <command>`.
+  if (values.help || positionals[0] === "help") {
+    const command = positionals[0] === "help" ? positionals[1] : positionals[0];
+    return { kind: "help", command: command === undefined ? undefined : commandName(command) };
+  }
+  for (const [flag, value] of Object.entries(values)) {
+    // An empty value would name the current directory, or no session: never what was meant.
+    if ([value].flat().some((item) => typeof item === "string" && item.trim() === "")) throw new UsageError(`--${flag} needs a value, not an empty string`);
+  }
   const [command, ...rest] = positionals;
   if (command === undefined) throw new UsageError("missing command");
-  if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command "${command}"`);
-  const name = command as CommandName;
+  const name = commandName(command);
   for (const flag of Object.keys(values)) {
     if (!GLOBAL_FLAGS.includes(flag) && !COMMAND_FLAGS[name].includes(flag)) throw new UsageError(`${name} does not take --${flag}`);
   }
   const { max, what } = ARGUMENTS[name];
   if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
   if (max > 0 && rest.length === 0 && name !== "history") throw new UsageError(`${name} needs ${what}`);
+  // The words of a query may be several arguments: the query is empty when all of them are.
+  const empty = QUERY_COMMANDS.includes(name) ? rest.length > 0 && rest.join("").trim() === "" : rest.some((arg) => arg.trim() === "");
+  if (empty) throw new UsageError(`${name} ${name === "history" ? "takes a query or none" : `needs ${what}`}, not an empty argument`);
   if (rest.length > max) throw new UsageError(`${name} takes one argument, got ${rest.length}`);
   if (name === "search" && values.all && values.cwd !== undefined) throw new UsageError("search takes --cwd DIR or --all, not both");
   if (name === "export") {
@@ -247,9 +346,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const unknown = sources.find((source) => !SEARCH_SOURCES.includes(source));
     if (unknown !== undefined) throw new UsageError(`--source: unknown source "${unknown}" (known: ${SEARCH_SOURCES.join(", ")}, all)`);
   }
-  const joined = name === "search" || name === "history";
+  const joined = QUERY_COMMANDS.includes(name);
   return {
-    help: false,
+    kind: "run",
     command: name,
     target: joined ? rest.join(" ") : (rest[0] ?? ""),
     targets: rest,

@@ -1,4 +1,4 @@
-/** The commands. Each returns its exit code; failures throw (main prints them, exit 2). */
+/** The commands. Each returns its exit code; failures throw (main prints them and exits with their kind's code). */
 import { stat } from "node:fs/promises";
 import os from "node:os";
 import nodePath from "node:path";
@@ -9,11 +9,12 @@ import { SessionManager } from "../src/session/session-manager.js";
 import type { SessionInfo } from "../src/format/types.js";
 import { AGENTS, discoverAgentStores, storeAt, tildePath, type AgentName, type AgentStore } from "./agent-stores.js";
 import type { ParsedCommand } from "./args.js";
-import { CliError } from "./errors.js";
+import { CliError, EXIT } from "./errors.js";
 import { writeJson } from "./json.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
 import { asCliError, databaseStore, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
+import { neutralizeControls, neutralizeJsonControls } from "./terminal-text.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 import { serveCommand } from "./serve/command.js";
@@ -52,16 +53,16 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
     root: resolveRoot(args.root, io.cwd, io.env),
     home,
     stores: () => (stores ??= storesToRead(args, io, home)),
-    warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${message}\n`),
+    warn: (message) => io.stderr.write(`sessionkit: ${args.command}: ${neutralizeControls(message)}\n`),
     print(json, lines) {
       if (args.json) {
-        if (writeJson(json, io.stdout)) io.stdout("\n");
+        if (writeJson(json, (chunk) => io.stdout(neutralizeJsonControls(chunk)))) io.stdout("\n");
         return;
       }
       // In batches: the text of a large session is too long for one string.
       let batch = "";
       for (const line of lines()) {
-        batch += `${line}\n`;
+        batch += `${neutralizeControls(line)}\n`;
         if (batch.length >= 1 << 20) {
           io.stdout(batch);
           batch = "";
@@ -89,7 +90,7 @@ async function storesToRead(args: ParsedCommand, io: Io, home: string): Promise<
   }
   if (args.agent === undefined) return discovered;
   const chosen = discovered.filter((store) => store.agent === args.agent);
-  if (chosen.length === 0) throw new CliError(`no store of ${args.agent} found (looked in ${agentHomes(args.agent, io.env, home)})`);
+  if (chosen.length === 0) throw new CliError("not-found", `no store of ${args.agent} found (looked in ${agentHomes(args.agent, io.env, home)})`);
   return chosen;
 }
 
@@ -180,7 +181,7 @@ async function context(run: Run): Promise<number> {
   const ref = await sessionArgument(run);
   const sm = await openReadOnly(ref, run.warn);
   const leafId = run.args.leaf ?? sm.getLeafId();
-  if (run.args.leaf !== undefined && !sm.getEntry(run.args.leaf)) throw new CliError(`entry ${run.args.leaf} is not in ${ref.absolute}`);
+  if (run.args.leaf !== undefined && !sm.getEntry(run.args.leaf)) throw new CliError("not-found", `entry ${run.args.leaf} is not in ${ref.absolute}`);
   // The manager builds at its own leaf; another leaf goes through the free function.
   const result = sm.buildSessionContext(run.args.leaf);
   run.print(result, () => [`context of ${ref.absolute} at ${leafId ?? "(no entries)"} · ${renderContextSummary(result)}`, "", ...renderMessages(result.messages)]);
@@ -200,7 +201,7 @@ async function verify(run: Run): Promise<number> {
   const ref = await sessionArgument(run);
   const report = await verifySession(ref);
   run.print(report, () => renderVerifyReport(report));
-  return report.problems.length > 0 ? 1 : 0;
+  return report.problems.length > 0 ? EXIT.invalid : EXIT.ok;
 }
 
 async function migrate(run: Run): Promise<number> {
@@ -208,7 +209,7 @@ async function migrate(run: Run): Promise<number> {
   const before = await readSessionFile(ref.storage, ref.path).catch((error: unknown) => {
     throw asCliError(error, ref);
   });
-  if (before.kind !== "session") throw new CliError(`${ref.absolute} is ${before.kind === "missing" ? "missing" : "empty"}, not a session file`);
+  if (before.kind !== "session") throw new CliError(before.kind === "missing" ? "not-found" : "invalid", `${ref.absolute} is ${before.kind === "missing" ? "missing" : "empty"}, not a session file`);
   if (before.dialect !== "pi") {
     // Versions and migrations are pi's; a file of another dialect is read as it is.
     run.print({ file: ref.absolute, dialect: before.dialect, fromVersion: null, toVersion: null, migrated: false }, () => [
@@ -220,7 +221,7 @@ async function migrate(run: Run): Promise<number> {
   let toVersion = fromVersion;
   if (before.migratedFrom !== null) {
     // No write bit at all means "keep this as it is", even for a user (root) whom the OS would let write.
-    if (ref.onDisk && ((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError(`${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
+    if (ref.onDisk && ((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError("failed", `${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
     // The rewrite keeps only what loaded: say which lines it leaves behind (the original stays in
     // <file>.v<N>.bak when there are any).
     for (const problem of before.problems) {

@@ -13,7 +13,7 @@ import { SessionManager } from "../src/session/session-manager.js";
 import { isSessionError } from "../src/errors.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
 import { lookupContext, type Run } from "./commands.js";
-import { CliError } from "./errors.js";
+import { CliError, failureKind } from "./errors.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
 
 /** The built template: web-demo/dist beside the package's own folders (source or dist/ layout). */
@@ -30,25 +30,25 @@ export function exportTemplatePath(): string | null {
 export async function exportHtmlCommand(run: Run): Promise<number> {
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
-  if (!(await statOrNull(outputDir))?.isDirectory()) throw new CliError(`${output}: cannot write it (${outputDir} is not a directory)`);
+  if (!(await statOrNull(outputDir))?.isDirectory()) throw new CliError("failed", `${output}: cannot write it (${outputDir} is not a directory)`);
   const existing = await statOrNull(output);
-  if (existing?.isDirectory()) throw new CliError(`${output} is a directory (-o names the HTML file to write)`);
-  if (existing && !run.args.force) throw new CliError(`${output} exists: not replacing it (use --force to replace it)`);
+  if (existing?.isDirectory()) throw new CliError("failed", `${output} is a directory (-o names the HTML file to write)`);
+  if (existing && !run.args.force) throw new CliError("failed", `${output} exists: not replacing it (use --force to replace it)`);
   const templatePath = exportTemplatePath();
-  if (!templatePath) throw new CliError(`the viewer's ${EXPORT_TEMPLATE_FILE} is not built: run \`npx vite build web-demo\` first`);
+  if (!templatePath) throw new CliError("failed", `the viewer's ${EXPORT_TEMPLATE_FILE} is not built: run \`npx vite build web-demo\` first`);
   const template = await readFile(templatePath, "utf8");
 
   const ref = await resolveSessionArgument(run.args.target, await lookupContext(run));
   try {
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
-    if (realOutput === ref.absolute) throw new CliError(`${output} is the session being exported: -o must name another file`);
+    if (realOutput === ref.absolute) throw new CliError("usage", `${output} is the session being exported: -o must name another file`);
     const view = exportView([ref]);
     const path = view.paths[0]!;
     const sm = await SessionManager.open(view.storage, path, { readOnly: true, resolveImages: "lazy", onWarning: run.warn });
     let branch: { header: Record<string, unknown>; entries: ReturnType<SessionManager["getBranch"]> } | undefined;
     try {
       if (run.args.leaf !== undefined) {
-        if (!sm.getEntry(run.args.leaf)) throw new CliError(`${ref.absolute}: no entry ${run.args.leaf} (--leaf)`);
+        if (!sm.getEntry(run.args.leaf)) throw new CliError("not-found", `${ref.absolute}: no entry ${run.args.leaf} (--leaf)`);
         branch = { header: sm.getHeader()!, entries: sm.getBranch(run.args.leaf) };
       }
     } finally {
@@ -79,7 +79,7 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
     run.print(summary, () => [`${output}: session ${summary.sessionId} (${summary.entries} entries${branch ? `, branch to ${run.args.leaf}` : ""}), ${bytes} bytes`]);
     return 0;
   } catch (error) {
-    if (isSessionError(error, "not-a-session")) throw new CliError(error.message);
+    if (isSessionError(error, "not-a-session")) throw new CliError(failureKind(error), error.message);
     throw error;
   } finally {
     await ref.storage.close();

@@ -1,15 +1,17 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
 import { BLOB_REF_PREFIX } from "../src/blobs/blob-store.js";
+import { displayWidth, neutralizeControls, padToWidth, truncateToWidth } from "./terminal-text.js";
 import type { AgentMessage, SessionContext, SessionEntry, SessionInfo, SessionTreeNode } from "../src/format/types.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */
 const OUTPUT_LINES = 12;
 const SHORT = 72;
+/** A line break as sessions hold them (a CR left at a line's end would be printed as \x0d). */
+const LINE_BREAK = /\r?\n/;
 
-/** Whitespace collapsed to single spaces, cut to `max` characters. */
+/** Whitespace collapsed to single spaces, control characters neutralised, cut to `max` terminal columns. */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  return truncateToWidth(neutralizeControls(text.replace(/\s+/g, " ").trim()), max);
 }
 
 function limitLines(lines: string[], max: number): string[] {
@@ -36,7 +38,7 @@ function imageText(block: Block): string {
 function blockLines(block: Block): string[] {
   switch (block.type) {
     case "text":
-      return String(block.text ?? "").split("\n");
+      return String(block.text ?? "").split(LINE_BREAK);
     case "image":
       return [imageText(block)];
     case "thinking":
@@ -49,7 +51,7 @@ function blockLines(block: Block): string[] {
 }
 
 function contentLines(content: unknown): string[] {
-  if (typeof content === "string") return content.split("\n");
+  if (typeof content === "string") return content.split(LINE_BREAK);
   if (!Array.isArray(content)) return [];
   return content.flatMap((block) => (typeof block === "object" && block !== null ? blockLines(block as Block) : []));
 }
@@ -101,13 +103,13 @@ function messageBody(message: AgentMessage): string[] {
     case "toolResult":
       return limitLines(contentLines(m.content), OUTPUT_LINES);
     case "bashExecution": {
-      const lines = [`$ ${String(m.command)}`, ...limitLines(String(m.output ?? "").split("\n"), OUTPUT_LINES)];
+      const lines = [`$ ${String(m.command)}`, ...limitLines(String(m.output ?? "").split(LINE_BREAK), OUTPUT_LINES)];
       if (m.cancelled) lines.push("(command cancelled)");
       return lines;
     }
     case "branchSummary":
     case "compactionSummary":
-      return String(m.summary ?? "").split("\n");
+      return String(m.summary ?? "").split(LINE_BREAK);
     default:
       return "content" in m ? contentLines(m.content) : [oneLine(JSON.stringify(m), 300)];
   }
@@ -229,13 +231,14 @@ export function renderSessionTable(infos: ReadonlyArray<SessionInfo & { agent: s
     info.agent,
     info.id.slice(0, idLength),
     oneLine(info.name ?? info.title ?? info.firstMessage, 48),
-    info.path,
+    neutralizeControls(info.path),
   ]);
   const header = ["MODIFIED", "MESSAGES (ALL BRANCHES)", "AGENT", "ID", "NAME / FIRST MESSAGE", "PATH"];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  // By terminal columns: a CJK character or an emoji takes two.
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => displayWidth(row[column]!))));
   const format = (row: string[]) =>
     row
-      .map((cell, column) => (column === 1 ? cell.padStart(widths[column]!) : column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .map((cell, column) => (column === row.length - 1 ? cell : padToWidth(cell, widths[column]!, column === 1 ? "start" : "end")))
       .join("  ");
   return [format(header), ...rows.map(format)];
 }

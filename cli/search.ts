@@ -39,8 +39,10 @@ export async function searchCommand(run: Run): Promise<number> {
   }
   // Best first over all stores (scores of different indexes compare roughly: both are bm25).
   const hits = found.sort((a, b) => b.score - a.score).slice(0, limit);
+  // Without --all only one project was searched: say which, and how to search them all.
+  const scope = run.args.all ? [] : [`searched the sessions of ${cwd} only: --all searches every project`];
   run.print(hits, () => {
-    if (hits.length === 0) return [`no messages match ${JSON.stringify(run.args.target)}${run.args.all ? "" : ` in the sessions of ${cwd}`} in ${stores.map((store) => store.root).join(", ") || "any store"}`];
+    if (hits.length === 0) return [`no messages match ${JSON.stringify(run.args.target)} in ${stores.map((store) => store.root).join(", ") || "any store"}`, ...scope];
     const lines: string[] = [];
     let session = "";
     for (const hit of hits) {
@@ -51,7 +53,7 @@ export async function searchCommand(run: Run): Promise<number> {
       lines.push(`  ${(hit.entryId ?? "(v1)").padEnd(8)}  ${hit.source.padEnd(9)}  ${oneLine(hit.snippet, 160)}`);
     }
     const sessions = new Set(hits.map((hit) => hit.path)).size;
-    lines.push(`${hits.length} hit${hits.length === 1 ? "" : "s"} in ${sessions} session${sessions === 1 ? "" : "s"}, best first${hits.length === limit ? " (--limit to see more)" : ""}`);
+    lines.push(`${hits.length} hit${hits.length === 1 ? "" : "s"} in ${sessions} session${sessions === 1 ? "" : "s"}, best first${hits.length === limit ? " (--limit to see more)" : ""}`, ...scope);
     return lines;
   });
   return 0;

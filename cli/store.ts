@@ -14,7 +14,7 @@ import { SESSIONS_DIR } from "../src/session/paths.js";
 import { SessionManager } from "../src/session/session-manager.js";
 import type { SessionInfo } from "../src/format/types.js";
 import type { AgentStore } from "./agent-stores.js";
-import { CliError } from "./errors.js";
+import { CliError, failureKind } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
 import { readingStorage } from "./store-cache.js";
@@ -32,14 +32,14 @@ export async function statOrNull(path: string): Promise<Stats | null> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw new CliError(`${path}: cannot read it (${code ?? (error as Error).message})`);
+    throw new CliError("failed", `${path}: cannot read it (${code ?? (error as Error).message})`);
   }
 }
 
 export async function requireDirectory(dir: string): Promise<void> {
   const info = await statOrNull(dir);
-  if (!info) throw new CliError(`${dir}: no such directory (the storage root; set it with --root)`);
-  if (!info.isDirectory()) throw new CliError(`${dir} is not a directory (the storage root; set it with --root)`);
+  if (!info) throw new CliError("not-found", `${dir}: no such directory (the storage root; set it with --root)`);
+  if (!info.isDirectory()) throw new CliError("invalid", `${dir} is not a directory (the storage root; set it with --root)`);
 }
 
 /** A port the CLI closes when the command ends (a database pool would keep the process alive). */
@@ -87,7 +87,7 @@ export function parsePostgresStore(store: string): { connection: string; schema:
   try {
     url = new URL(store);
   } catch {
-    throw new CliError(`--store ${JSON.stringify(store)}: not a valid URL`);
+    throw new CliError("usage", `--store ${JSON.stringify(store)}: not a valid URL`);
   }
   const schema = url.searchParams.get("schema");
   url.searchParams.delete("schema");
@@ -140,9 +140,9 @@ const HEAD_BYTES = 4096;
 export async function resolveSessionFile(arg: string, stores: readonly AgentStore[], cwd: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, arg);
   const info = await statOrNull(absolute);
-  if (!info) throw new CliError(`${absolute}: no such file`);
-  if (!info.isFile()) throw new CliError(`${absolute} is not a file`);
-  if (info.size === 0) throw new CliError(`${absolute} is empty, not a session file`);
+  if (!info) throw new CliError("not-found", `${absolute}: no such file`);
+  if (!info.isFile()) throw new CliError("invalid", `${absolute} is not a file`);
+  if (info.size === 0) throw new CliError("invalid", `${absolute} is empty, not a session file`);
 
   const real = await realpath(absolute);
   let storageRoot = nodePath.dirname(real);
@@ -171,7 +171,7 @@ export async function resolveSessionFile(arg: string, stores: readonly AgentStor
   const storage = nodeFsStorage({ root: storageRoot });
   if (info.size <= HEAD_BYTES) {
     const bytes = await storage.read(path);
-    if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError(`${absolute} holds only whitespace, not a session file`);
+    if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError("invalid", `${absolute} holds only whitespace, not a session file`);
   }
   const nameOf = (p: string) => nodePath.join(storageRoot, ...p.split("/"));
   return { absolute, storage, path, nameOf, location: storageRoot, onDisk: true, inStore, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) };
@@ -210,7 +210,7 @@ export function withAbsolutePath(message: string, ref: SessionFileRef): string {
 /** A library error about `ref` as a CliError naming the file. */
 export function asCliError(error: unknown, ref: SessionFileRef): unknown {
   if (error instanceof CliError || !(error instanceof Error)) return error;
-  return new CliError(withAbsolutePath(error.message, ref));
+  return new CliError(failureKind(error), withAbsolutePath(error.message, ref));
 }
 
 /** Where a session id is looked up (env and home locate the cache the listing catalog lives in). */
@@ -240,7 +240,7 @@ export async function resolveSessionArgument(target: string, context: LookupCont
   const database = stores.find((store) => store.database);
   if (!local && pathLike && database) return databaseRef(database, target, `${absolute}: no such file, and no ${target} in ${database.root}`);
   if (local || pathLike) return resolveSessionFile(target, stores, cwd);
-  if (stores.length === 0) throw new CliError(`${absolute}: no such file (and no agent store to look up session ids in)`);
+  if (stores.length === 0) throw new CliError("not-found", `${absolute}: no such file (and no agent store to look up session ids in)`);
   const where = stores.map((store) => store.root).join(", ");
   const fileOf = storeFileOf;
   const refOf = (store: AgentStore, path: string) => (store.database ? databaseRef(store, path) : resolveSessionFile(fileOf(store, path), stores, cwd));
@@ -254,7 +254,7 @@ export async function resolveSessionArgument(target: string, context: LookupCont
       await storage.close();
     }
   }
-  if (named.length > 1) throw new CliError(`session id "${target}" names ${named.length} files in ${where}`, named.map(({ store, path }) => `  ${fileOf(store, path)}`));
+  if (named.length > 1) throw new CliError("usage", `session id "${target}" names ${named.length} files in ${where}`, named.map(({ store, path }) => `  ${fileOf(store, path)}`));
   if (named.length === 1) return refOf(named[0]!.store, named[0]!.path);
 
   const infos: Array<SessionInfo & { file: string; store: AgentStore }> = [];
@@ -270,9 +270,10 @@ export async function resolveSessionArgument(target: string, context: LookupCont
   }
   const exact = infos.filter((info) => info.id === target);
   const matches = exact.length > 0 ? exact : infos.filter((info) => info.id.startsWith(target));
-  if (matches.length === 0) throw new CliError(`${absolute}: no such file, and no session id in ${where} starts with "${target}"`);
+  if (matches.length === 0) throw new CliError("not-found", `${absolute}: no such file, and no session id in ${where} starts with "${target}"`);
   if (matches.length > 1) {
     throw new CliError(
+      "usage",
       `session id prefix "${target}" is ambiguous: ${matches.length} sessions in ${where} match`,
       matches.map((info) => `  ${info.id}  ${stores.length > 1 ? `${info.store.agent}  ` : ""}${info.file}  ${oneLine(info.name ?? info.title ?? info.firstMessage, 40)}`),
     );
@@ -287,8 +288,8 @@ async function databaseRef(store: AgentStore, path: string, missing?: string): P
     if (isStorageError(error, "invalid")) return null;
     throw error;
   });
-  if (!stat) throw new CliError(missing ?? `${path}: no such file in ${store.root}`);
-  if (stat.size === 0) throw new CliError(`${path} in ${store.root} is empty, not a session file`);
+  if (!stat) throw new CliError("not-found", missing ?? `${path}: no such file in ${store.root}`);
+  if (stat.size === 0) throw new CliError("invalid", `${path} in ${store.root} is empty, not a session file`);
   const nameOf = (p: string) => storeFileOf(store, p);
   return { absolute: path, storage, path, nameOf, location: store.root, onDisk: false, inStore: true, inRoot: true, store };
 }

@@ -59,7 +59,7 @@ export async function verifySession(ref: SessionFileRef): Promise<VerifyReport> 
   } catch (error) {
     throw asCliError(error, ref);
   }
-  if (file.kind !== "session") throw new CliError(`${ref.absolute} is ${file.kind === "missing" ? "missing" : "empty"}, not a session file`);
+  if (file.kind !== "session") throw new CliError(file.kind === "missing" ? "not-found" : "invalid", `${ref.absolute} is ${file.kind === "missing" ? "missing" : "empty"}, not a session file`);
 
   const problems: VerifyProblem[] = [];
   for (const problem of file.problems) {

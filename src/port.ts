@@ -117,6 +117,12 @@ export interface StorageLock {
 export interface StoragePort {
   /** The adapter's name ("node-fs", "memory", "indexeddb", ...), for messages and diagnostics. */
   readonly kind: string;
+  /**
+   * A port over a directory of the host's file system (node-fs): that directory, absolute. Storage
+   * paths are relative to it; SessionManager also takes an absolute file path inside it, as pi's
+   * API does. Ports of other backends have none.
+   */
+  readonly root?: string;
   /** Whole file, or a range of it (clamped to the file's end); null when the file does not exist. */
   read(path: string, range?: ByteRange): Promise<Uint8Array | null>;
   /** null when no file exists at the path. */

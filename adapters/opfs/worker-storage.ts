@@ -119,7 +119,8 @@ export function opfsWorkerStorage(options?: OpfsLocation): OpfsStorage {
 
 class OpfsPort implements OpfsStorage {
   readonly kind = "opfs";
-  private readonly root: string;
+  /** The directory below the OPFS root that holds the files (OpfsLocation.root; StoragePort.root would be a host directory). */
+  private readonly filesDir: string;
   private readonly bucket: string | undefined;
   private readonly syncHandles: boolean;
   private rootDir: Promise<DirectoryHandle> | undefined;
@@ -133,8 +134,8 @@ class OpfsPort implements OpfsStorage {
 
   constructor(options: OpfsLocation) {
     this.changes = new BroadcastChanges(opfsChangesChannel(options));
-    this.root = options.root ?? DEFAULT_OPFS_ROOT;
-    if (this.root !== "") checkStoragePath(this.root);
+    this.filesDir = options.root ?? DEFAULT_OPFS_ROOT;
+    if (this.filesDir !== "") checkStoragePath(this.filesDir);
     this.bucket = options.bucket;
     this.syncHandles = typeof FileSystemFileHandle !== "undefined" && "createSyncAccessHandle" in FileSystemFileHandle.prototype;
   }
@@ -286,7 +287,7 @@ class OpfsPort implements OpfsStorage {
    */
   async acquireLock(key: string): Promise<StorageLock> {
     checkStoragePath(key);
-    const lock = await acquireWebLock(`sessionkit:opfs:${this.bucket ?? ""}:${this.root}:${key}`, key);
+    const lock = await acquireWebLock(`sessionkit:opfs:${this.bucket ?? ""}:${this.filesDir}:${key}`, key);
     return {
       release: async () => {
         await this.exclusive(key, `unlock ${key}`, async () => this.release(key)).catch(() => {});
@@ -477,7 +478,7 @@ class OpfsPort implements OpfsStorage {
   private rootDirectory(): Promise<DirectoryHandle> {
     this.rootDir ??= (async () => {
       let handle = (await (await this.storageArea()).getDirectory()) as DirectoryHandle;
-      for (const segment of this.root === "" ? [] : this.root.split("/")) {
+      for (const segment of this.filesDir === "" ? [] : this.filesDir.split("/")) {
         handle = (await handle.getDirectoryHandle(segment, { create: true })) as DirectoryHandle;
       }
       return handle;

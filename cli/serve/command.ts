@@ -27,7 +27,7 @@ export async function serveCommand(run: Run): Promise<number> {
       if (store.database) stores.push({ storage: await store.database.open(), root: store.root, label: store.label });
       else await add(store);
     }
-    if (stores.length === 0) throw new CliError("no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
+    if (stores.length === 0) throw new CliError("not-found", "no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
   } else if (args.agentStores) {
     for (const store of await discoverAgentStores({ home: run.home, env: io.env })) if (args.agent === undefined || store.agent === args.agent) await add(store);
   }
@@ -49,8 +49,8 @@ export async function serveCommand(run: Run): Promise<number> {
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") throw new CliError(`port ${port} on ${host} is in use (another sessionkit serve?): choose another with --port`);
-    if (code === "EADDRNOTAVAIL") throw new CliError(`${host} is not an address of this machine (--host)`);
+    if (code === "EADDRINUSE") throw new CliError("failed", `port ${port} on ${host} is in use (another sessionkit serve?): choose another with --port`);
+    if (code === "EADDRNOTAVAIL") throw new CliError("failed", `${host} is not an address of this machine (--host)`);
     throw error;
   }
   // Ctrl+C from the moment the URL is out stops the server cleanly.

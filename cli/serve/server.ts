@@ -168,9 +168,9 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
 
   /** Host, Origin, token: throws HttpError unless the request may go on. */
   const admit = (request: IncomingMessage, url: URL): void => {
-    if (!allowedHosts.has((request.headers.host ?? "").toLowerCase())) throw new HttpError(403, `Host ${JSON.stringify(request.headers.host ?? "")} is not this server`);
+    if (!allowedHosts.has((request.headers.host ?? "").toLowerCase())) throw new HttpError(403, `the Host header ${JSON.stringify(request.headers.host ?? "")} does not name this server`);
     const from = request.headers.origin;
-    if (from !== undefined && !allowedOrigins.has(from)) throw new HttpError(403, `Origin ${JSON.stringify(from)} may not use this server`);
+    if (from !== undefined && !allowedOrigins.has(from)) throw new HttpError(403, `pages of origin ${JSON.stringify(from)} may not use this server (sessionkit serve --allow-origin allows them)`);
     const given = url.searchParams.get("token") ?? bearer(request) ?? cookie(request, cookieName);
     if (given === undefined || given === null) throw new HttpError(401, "no access token (open the URL sessionkit serve printed)");
     if (!sameSecret(given, token)) throw new HttpError(401, "wrong access token");
@@ -467,7 +467,7 @@ function parseRange(header: string | undefined, size: number): [number, number] 
   if (!match || (match[1] === "" && match[2] === "")) throw new HttpError(416, `unsupported Range ${JSON.stringify(header)} (one range: bytes=a-b)`);
   const [start, end] =
     match[1] === "" ? [Math.max(0, size - Number(match[2])), size] : [Number(match[1]), match[2] === "" ? size : Math.min(size, Number(match[2]) + 1)];
-  if (start >= size && size > 0) throw new HttpError(416, `Range ${header} starts past the end (${size} bytes)`);
+  if (start >= size && size > 0) throw new HttpError(416, `the range ${header} starts past the end (${size} bytes)`);
   return [start, Math.max(start, end)];
 }
 

@@ -44,6 +44,7 @@ import { buildContextOf, pathToRoot } from "./context.js";
 import { EntryList } from "./entry-list.js";
 import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
 import { relocateSession, replaceFirstLine } from "./relocate.js";
+import { sessionStoragePath } from "./session-path.js";
 import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
 import { prepareValueForPersistence } from "./persist-transform.js";
 import { buildTree, type LabelState } from "./tree.js";
@@ -220,14 +221,16 @@ export class SessionManager {
   }
 
   /**
-   * Opens a session file (a storage path). A missing file starts a new session at that path.
-   * A file that is not a session throws SessionError "not-a-session" and is left untouched.
+   * Opens a session file: a storage path, or an absolute file path inside the port's `root`. A
+   * missing file starts a new session at that path. A file that is not a session throws
+   * SessionError "not-a-session" and is left untouched.
    */
   static async open(
     storage: StoragePort,
-    path: string,
+    filePath: string,
     options: SessionManagerOptions & { cwdOverride?: string } = {},
   ): Promise<SessionManager> {
+    const path = sessionStoragePath(storage, filePath);
     const sm = new SessionManager(storage, options.cwdOverride ?? "", options.sessionDir ?? parentDir(path), true, options);
     try {
       await sm.#load(path, options.cwdOverride);
@@ -267,10 +270,11 @@ export class SessionManager {
    */
   static async forkFrom(
     storage: StoragePort,
-    sourcePath: string,
+    sourceFile: string,
     targetCwd: string,
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
+    const sourcePath = sessionStoragePath(storage, sourceFile);
     const source = await readSessionFile(storage, sourcePath);
     if (source.kind !== "session") {
       throw new SessionError("not-a-session", `cannot fork: ${sourcePath} is ${source.kind === "missing" ? "missing" : "empty"}`, { path: sourcePath });
@@ -316,9 +320,10 @@ export class SessionManager {
     return this.#sessionFile;
   }
 
-  /** Switches to another session file (resume). */
-  async setSessionFile(path: string): Promise<void> {
+  /** Switches to another session file (resume): a storage path, or an absolute file path inside the port's `root`. */
+  async setSessionFile(filePath: string): Promise<void> {
     this.#assertOpen();
+    const path = sessionStoragePath(this.#storage, filePath);
     await this.#settle(); // writes queued for the current file land first, under its lock
     const previous = this.#sessionFile;
     try {

@@ -216,10 +216,10 @@ describe("export options", () => {
     expect(await listing(target)).toEqual(before);
   });
 
-  it("--leaf with an entry the session lacks: exit 2 naming the file and the entry, no archive", async () => {
+  it("--leaf with an entry the session lacks: exit 1 (not found) naming the file and the entry, no archive", async () => {
     const dir = await freshDir("bad-leaf");
     const result = await sk("export", sample("branching").id, "--leaf", "nonesuch", "-o", join(dir, "x.zip"));
-    expect(result).toMatchObject({ code: 2, stdout: "", stderr: `sessionkit: export: ${fileOf("branching")}: entry nonesuch is not in the session [not-found]\n` });
+    expect(result).toMatchObject({ code: 1, stdout: "", stderr: `sessionkit: export: ${fileOf("branching")}: entry nonesuch is not in the session [not-found]\n` });
     expect(await readdir(dir)).toEqual([]);
   });
 
@@ -275,12 +275,12 @@ describe("export options", () => {
     expect((await readdir(looseDir)).sort()).toEqual(["images.jsonl", "images.zip"]);
   });
 
-  it("an existing -o file is replaced only with --force", async () => {
+  it("an existing -o file is replaced only with --force (without it: exit 4, failed)", async () => {
     const dir = await freshDir("force");
     const out = join(dir, "two.zip");
     await writeFile(out, "an archive the user keeps");
     const refused = await sk("export", sample("custom").id, "-o", out);
-    expect(refused).toMatchObject({ code: 2, stdout: "", stderr: `sessionkit: export: ${out} exists: not replacing it (use --force to replace it)\n` });
+    expect(refused).toMatchObject({ code: 4, stdout: "", stderr: `sessionkit: export: ${out} exists: not replacing it (use --force to replace it)\n` });
     expect(await readFile(out, "utf8")).toBe("an archive the user keeps");
     expect(await readdir(dir)).toEqual(["two.zip"]);
     const forced = await sk("export", sample("custom").id, "-o", out, "--force", "--json");
@@ -301,7 +301,7 @@ describe("export options", () => {
     const out = join(dir, "images.zip");
     await writeFile(out, "the previous archive");
     const result = await skIn(corrupt, "export", join(corrupt, sample("images").path), "-o", out, "--force");
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(3); // invalid: the store's data
     expect(result.stderr).toMatch(new RegExp(`^sessionkit: export: ${blob}: the stored blob hashes to [0-9a-f]{64}: the store is corrupt \\[blob-hash\\]\n$`));
     expect(await readdir(dir)).toEqual(["images.zip"]);
     expect(await readFile(out, "utf8")).toBe("the previous archive");
@@ -355,7 +355,7 @@ describe("import of plain session files", () => {
     expect(await listing(target)).toEqual(stored);
   });
 
-  it("a batch with a line that is not JSON: exit 2 naming the file and line, nothing written", async () => {
+  it("a batch with a line that is not JSON: exit 3 (invalid) naming the file and line, nothing written", async () => {
     const dir = await freshDir("bad-batch");
     await copyCorpus("twKrash__pi-session-inspector/branching.jsonl", dir, "a-good.jsonl");
     const bad = await copyCorpus("frinfo702__dotfiles/2026-05-26T05-30-28-297Z_019e62c3-5249-7057-9390-c72853be72e9.jsonl", dir, "b-bad.jsonl");
@@ -364,7 +364,7 @@ describe("import of plain session files", () => {
     await writeFile(bad, lines.join("\n"));
     const before = await listing(root);
     const result = await sk("import", dir);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(3);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(new RegExp(`^sessionkit: import: ${bad}: line 3: .*\\[bad-session\\]\n$`));
     expect(await listing(root)).toEqual(before);
@@ -372,19 +372,19 @@ describe("import of plain session files", () => {
 });
 
 describe("hostile archives", () => {
-  it("a member named ../evil: verify exits 1 naming it; import exits 2, the root unchanged, nothing written beside it", async () => {
+  it("a member named ../evil: verify and import exit 3 (invalid) naming it, the root unchanged, nothing written beside it", async () => {
     const dir = await freshDir("hostile");
     const file = join(dir, "evil.zip");
     await writeFile(file, await zipBytes([{ name: "manifest.json", data: "{}" }, { name: "../evil", data: "escaped" }]));
     const [text, json] = await Promise.all([cli(["verify", file]), cli(["verify", file, "--json"])]);
-    expect(text.code).toBe(1);
+    expect(text.code).toBe(3);
     expect(text.stdout).toMatch(new RegExp(`^${file}: invalid archive: \\.\\./evil: unsafe member name "\\.\\./evil" .*\\[unsafe-name\\]\n$`));
-    expect(json.code).toBe(1);
+    expect(json.code).toBe(3);
     expect(JSON.parse(json.stdout)).toMatchObject({ error: "ArchiveError", code: "unsafe-name", member: "../evil" });
 
     const before = await listing(tmp);
     const imported = await sk("import", file);
-    expect(imported.code).toBe(2);
+    expect(imported.code).toBe(3);
     expect(imported.stdout).toBe("");
     expect(imported.stderr).toMatch(new RegExp(`^sessionkit: import: ${file}: \\.\\./evil: unsafe member name .*\\[unsafe-name\\]\n$`));
     expect(await listing(tmp)).toEqual(before);
@@ -402,12 +402,12 @@ describe("hostile archives", () => {
     const file = join(await freshDir("tampered"), "tampered.zip");
     await writeFile(file, bytes);
     const verified = await cli(["verify", file, "--json"]);
-    expect(verified.code).toBe(1);
+    expect(verified.code).toBe(3);
     expect(JSON.parse(verified.stdout)).toMatchObject({ code: "manifest-mismatch", member: tampered });
 
     const target = await freshDir("tampered-root");
     const imported = await skIn(target, "import", file);
-    expect(imported.code).toBe(2);
+    expect(imported.code).toBe(3);
     expect(imported.stderr).toMatch(new RegExp(`^sessionkit: import: ${file}: ${tampered}: .*\\[manifest-mismatch\\]\n$`));
     expect(await readdir(target)).toEqual([]);
   });
@@ -520,17 +520,17 @@ describe("usage and errors", () => {
   it("--help describes export, import and verify of archives, and the exit codes", async () => {
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const text of ["  export <session>... -o FILE", "--leaf ID", "--no-blobs", "  import <archive.zip|file.jsonl|dir>", "--on-conflict POLICY", "--dry-run", "verify <session|archive.zip>", "exits 2", "1 verify found problems (or an invalid archive)"]) {
+    for (const text of ["  export <session>... -o FILE", "--leaf ID", "--no-blobs", "  import <archive.zip|file.jsonl|dir>", "--on-conflict POLICY", "--dry-run", "verify <session|archive.zip>", "invalid writes nothing and exits 3", "3  invalid:"]) {
       expect(help.stdout).toContain(text);
     }
   });
 
-  it("a missing source, an unknown id, -o in a missing dir or onto a session: one line naming it, exit 2", async () => {
+  it("a missing source or id (exit 1), -o onto a session (2), -o in a missing dir (4): one line naming it", async () => {
     const missing = join(tmp, "nope.zip");
-    expect(await sk("import", missing)).toMatchObject({ code: 2, stdout: "", stderr: `sessionkit: import: ${missing}: no such file or directory\n` });
-    expect(await cli(["verify", missing])).toMatchObject({ code: 2, stderr: `sessionkit: verify: ${missing}: no such file\n` });
+    expect(await sk("import", missing)).toMatchObject({ code: 1, stdout: "", stderr: `sessionkit: import: ${missing}: no such file or directory\n` });
+    expect(await cli(["verify", missing])).toMatchObject({ code: 1, stderr: `sessionkit: verify: ${missing}: no such file\n` });
     const unknown = await sk("export", "zzzz", "-o", join(tmp, "unknown.zip"));
-    expect(unknown).toMatchObject({ code: 2, stderr: `sessionkit: export: ${join(process.cwd(), "zzzz")}: no such file, and no session id in ${root} starts with "zzzz"\n` });
+    expect(unknown).toMatchObject({ code: 1, stderr: `sessionkit: export: ${join(process.cwd(), "zzzz")}: no such file, and no session id in ${root} starts with "zzzz"\n` });
     const dir = await freshDir("self");
     const session = join(dir, "session.jsonl");
     await copyFile(fileOf("custom"), session);
@@ -539,6 +539,6 @@ describe("usage and errors", () => {
     expect(await readFile(session)).toEqual(await readFile(fileOf("custom")));
     expect(await readdir(dir)).toEqual(["session.jsonl"]);
     const noDir = join(tmp, "no-such-dir", "out.zip");
-    expect(await sk("export", sample("custom").id, "-o", noDir)).toMatchObject({ code: 2, stderr: `sessionkit: export: ${noDir}: cannot write it (${dirname(noDir)} is not a directory)\n` });
+    expect(await sk("export", sample("custom").id, "-o", noDir)).toMatchObject({ code: 4, stderr: `sessionkit: export: ${noDir}: cannot write it (${dirname(noDir)} is not a directory)\n` });
   });
 });

@@ -79,7 +79,7 @@ describe("export --html", () => {
     expect(lines.join("\n")).not.toContain("The README now says");
 
     const again = await runCli(cli, ["--root", root, "export", "--html", sessionId, "-o", out]);
-    expect(again.code).toBe(2);
+    expect(again.code).toBe(4);
     expect(again.stderr).toContain("exists: not replacing it (use --force to replace it)");
     expect((await runCli(cli, ["--root", root, "export", "--html", sessionId, "-o", out, "--force"])).code).toBe(0);
     const two = await runCli(cli, ["--root", root, "export", "--html", sessionId, sessionId, "-o", out]);
@@ -93,7 +93,7 @@ describe("export --html", () => {
     await mkdir(bare, { recursive: true });
     const alone = await bundleCli(bare);
     const result = await runCli(alone, ["--root", root, "export", "--html", sessionId, "-o", join(dir, "x.html")]);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(4);
     expect(result.stderr).toContain("export-template.html is not built: run `npx vite build web-demo` first");
   });
 });

@@ -222,7 +222,7 @@ describe("the CLI over every store of a fake $HOME", () => {
 
     const piSession = planted.find((p) => p.agent === "pi")!;
     const elsewhere = await cli(["--agent", "omp", "show", piSession.id.slice(0, 13)]);
-    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.code).toBe(1);
     expect(elsewhere.stderr).toContain(`no session id in ${join(home, ".omp/agent")} starts with "${piSession.id.slice(0, 13)}"`);
     expect(await cli(["--agent", "nobody", "ls"])).toMatchObject({ code: 2, stderr: 'sessionkit: --agent must be pi, omp, xcsh, indusagi or operator (got "nobody") (see sessionkit --help)\n' });
   });

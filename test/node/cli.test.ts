@@ -174,10 +174,10 @@ describe("ls", () => {
     expectSameListing(result.stdout, await SessionManager.listAll(storage));
   });
 
-  it("fails with exit 2 when the root does not exist", async () => {
+  it("fails with exit 1 (not found) when the root does not exist", async () => {
     const missing = join(tmp, "no-such-root");
     const result = await cli(["--root", missing, "ls", "--all"]);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stderr).toBe(`sessionkit: ls: ${missing}: no such directory (the storage root; set it with --root)\n`);
   });
 });
@@ -236,7 +236,7 @@ describe("show", () => {
 
   it("neither a file nor a known id prefix is an error naming both", async () => {
     const result = await sk("show", "zzzz");
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stderr).toBe(`sessionkit: show: ${join(REPO, "zzzz")}: no such file, and no session id in ${root} starts with "zzzz"\n`);
   });
 });
@@ -273,7 +273,7 @@ describe("context", () => {
 
   it("an unknown --leaf is an error naming the entry and the file", async () => {
     const result = await sk("context", fileOf("branching"), "--leaf", "nonesuch");
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stderr).toBe(`sessionkit: context: entry nonesuch is not in ${fileOf("branching")}\n`);
   });
 
@@ -394,7 +394,7 @@ describe("verify", () => {
     expect(result).toMatchObject({ code: 0, stderr: "", stdout: `${fileOf("branching")}: OK (v3, 27 entries, 0 blob refs)\n` });
   });
 
-  it("lists every problem of a damaged file with its line, and exits 1", async () => {
+  it("lists every problem of a damaged file with its line, and exits 3 (invalid)", async () => {
     // A store of its own: the images session, one of its two blobs deleted, the file damaged.
     const damagedRoot = join(tmp, "damaged");
     await cp(root, damagedRoot, { recursive: true });
@@ -417,7 +417,7 @@ describe("verify", () => {
     const screenshotLines = lines.flatMap((line, i) => (line.includes(screenshotRef) ? [i + 1] : []));
 
     const result = await cli(["--root", damagedRoot, "verify", file]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     const report = result.stdout.trimEnd().split("\n");
     expect(report[0]).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: 8 problems \\(v3, 9 entries, 2 blob refs\\)$`));
     expect(report.slice(1)).toEqual([
@@ -433,7 +433,7 @@ describe("verify", () => {
     ]);
 
     const json = await cli(["--root", damagedRoot, "verify", file, "--json"]);
-    expect(json.code).toBe(1);
+    expect(json.code).toBe(3);
     const parsed = JSON.parse(json.stdout) as { problems: Array<{ kind: string; line: number; entryId?: string }> };
     expect(parsed).toMatchObject({ file, version: 3, migratesTo: null, entries: 9, blobRefs: 2 });
     expect(parsed.problems.map((p) => [p.kind, p.line, p.entryId])).toEqual([
@@ -480,7 +480,7 @@ describe("migrate", () => {
     await copyFile(LEGACY_SOURCE, file);
     await chmod(file, 0o444);
     const result = await sk("migrate", file);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(4);
     expect(result.stderr).toBe(`sessionkit: migrate: ${file} is write-protected: not migrating it (v1)\n`);
     expect(await sha256(file)).toBe(await sha256(LEGACY_SOURCE));
   });
@@ -533,39 +533,39 @@ describe("session arguments", () => {
   it("an id prefix that matches nothing names the root it looked in, for every session command", async () => {
     for (const command of ["show", "context", "tree", "verify", "migrate"]) {
       const result = await sk(command, "ffffffff");
-      expect(result.code).toBe(2);
+      expect(result.code).toBe(1);
       expect(result.stderr).toBe(`sessionkit: ${command}: ${join(REPO, "ffffffff")}: no such file, and no session id in ${root} starts with "ffffffff"\n`);
     }
   });
 });
 
 describe("errors", () => {
-  it("a file that is not a session: one line naming the file, exit 2, the file untouched", async () => {
+  it("a file that is not a session: one line naming the file, exit 3 (invalid) for every command, the file untouched", async () => {
     const file = join(tmp, "not-a-session.jsonl");
     const text = `${JSON.stringify({ type: "message", id: "a1", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: "hi" } })}\n`;
     await writeFile(file, text);
     for (const command of ["show", "verify", "migrate"]) {
       const result = await sk(command, file);
-      expect(result.code).toBe(2);
+      expect(result.code).toBe(3);
       expect(result.stderr).toBe(`sessionkit: ${command}: ${file} is not a session file: first record has type "message" (expected {"type":"session","id":…} or the Python agent's {"type":"session_header","id":…})\n`);
       expect(result.stdout).toBe("");
     }
     expect(await readFile(file, "utf8")).toBe(text);
   });
 
-  it("a missing or empty file: one line naming it (relative paths resolved against the cwd), exit 2", async () => {
+  it("a missing (exit 1) or empty (exit 3) file: one line naming it (relative paths resolved against the cwd)", async () => {
     const missing = await cli(["--root", root, "tree", "nope.jsonl"], { cwd: tmp });
-    expect(missing).toMatchObject({ code: 2, stderr: `sessionkit: tree: ${join(tmp, "nope.jsonl")}: no such file\n` });
+    expect(missing).toMatchObject({ code: 1, stderr: `sessionkit: tree: ${join(tmp, "nope.jsonl")}: no such file\n` });
     const empty = join(tmp, "empty.jsonl");
     await writeFile(empty, "");
-    expect(await sk("context", empty)).toMatchObject({ code: 2, stderr: `sessionkit: context: ${empty} is empty, not a session file\n` });
+    expect(await sk("context", empty)).toMatchObject({ code: 3, stderr: `sessionkit: context: ${empty} is empty, not a session file\n` });
     expect(await readFile(empty, "utf8")).toBe("");
   });
 
   it("bad usage is one line on stderr with a pointer to --help, exit 2; --help prints the usage on stdout", async () => {
     for (const [args, message] of [
       [["frobnicate"], 'unknown command "frobnicate"'],
-      [["ls", "--frob"], "Unknown option '--frob'"],
+      [["ls", "--frob"], "unknown option '--frob'"],
       [["ls", "--leaf", "x"], "ls does not take --leaf"],
       [["tree"], "tree needs a session file or id prefix"],
     ] as const) {

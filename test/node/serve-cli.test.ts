@@ -48,11 +48,11 @@ describe("sessionkit serve (CLI)", () => {
     await expect(fetch(new URL(`/api/stores?${url.searchParams}`, url))).rejects.toThrow();
   });
 
-  it("a second serve on a busy port says so and exits 2", async () => {
+  it("a second serve on a busy port says so and exits 4 (failed)", async () => {
     const first = await startServe(["--port", "0"]);
     try {
       const second = await runCli(bundle, ["serve", "--root", root, "--port", first.url.port]);
-      expect(second.code).toBe(2);
+      expect(second.code).toBe(4);
       expect(second.stderr).toContain(`port ${first.url.port} on 127.0.0.1 is in use`);
       expect(second.stdout).toBe("");
     } finally {
