@@ -132,10 +132,10 @@ export const USAGE = `Usage: sessionkit [--root DIR | --agent NAME | --store URL
 
 Reads coding-agent sessions (JSONL trees) in every agent's store on this machine: pi
 ($PI_CODING_AGENT_DIR or ~/.pi/agent), oh-my-pi (~/.omp/agent), xcsh (~/.xcsh/agent), indusagi
-(~/.indusagi/agent) and each profile of the snake_case Python agent (~/.operator/profiles/<name>), or only the
-one under --root. Reading writes nothing into them: the listing's cache lives in
-$XDG_CACHE_HOME/sessionkit (~/.cache/sessionkit). File arguments are read in place and never
-modified, except by migrate.
+(~/.indusagi/agent) and each profile of the snake_case Python agent
+(~/.operator/profiles/<name>), or only the one under --root. Reading writes nothing into them:
+the listing's cache lives in $XDG_CACHE_HOME/sessionkit (~/.cache/sessionkit). File arguments
+are read in place and never modified, except by migrate.
 
 Commands:
 ${COMMANDS.map((command) => COMMAND_HELP[command].text).join("\n")}
