@@ -8,7 +8,8 @@
 import type { SessionEntry } from "../../../src/format/types.js";
 import { ImageSources } from "../data/images.js";
 import { followSession, type LoadedSession, type SessionFollower } from "../data/load-session.js";
-import { ENTRY_FILTERS, FILTER_LABELS, contentText, searchEntries, type EntryFilter } from "../model/filters.js";
+import { contentText } from "../model/content-text.js";
+import { ENTRY_FILTERS, FILTER_LABELS, searchEntries, type EntryFilter } from "../model/filters.js";
 import { layoutTree, type TreeLayout } from "../model/tree-layout.js";
 import { el, forkIcon, formatDate, formatTokens, oneLine, type Child } from "../render/dom.js";
 import { isListed, renderEntry, type EntryView } from "../render/entry.js";
