@@ -202,9 +202,11 @@ export class SessionView {
     if (continues) {
       this.#leafId = newLeaf;
       this.#setPath(newLeaf);
+      this.#messages.entriesAppended(this.#path);
+      this.#emit();
+    } else {
+      this.#messages.entriesAppended(null);
     }
-    this.#messages.entriesAppended(continues ? this.#path : null);
-    if (continues) this.#emit();
     this.#header.render(this.following);
     this.#tree.entriesAppended(this.#position());
   }
