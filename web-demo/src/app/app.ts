@@ -14,7 +14,8 @@ import { append, el, formatBytes, formatDate, preview, type Child } from "../ren
 import { yieldToEventLoop } from "../model/filters.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
-import { SessionView, closeImageModal, type SessionAction } from "./session-view.js";
+import { closeImageModal } from "./image-modal.js";
+import { SessionView, type SessionAction } from "./session-view.js";
 import { themeButton } from "./theme.js";
 
 export interface AppOptions {

@@ -3,6 +3,7 @@
  * (label + role + text + bash command + model, all words must match).
  */
 import type { SessionEntry } from "../../../src/format/types.js";
+import { contentText } from "./content-text.js";
 import { EntryFlag, type SessionModel } from "./session-model.js";
 
 export const ENTRY_FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"] as const;
@@ -21,15 +22,6 @@ export const isEntryFilter = (value: unknown): value is EntryFilter => ENTRY_FIL
 type Block = Record<string, unknown>;
 const isObject = (value: unknown): value is Block => typeof value === "object" && value !== null;
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
-
-/** The text blocks of message content, joined. */
-export function contentText(content: unknown, separator = ""): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const block of content) if (isObject(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
-  return parts.join(separator);
-}
 
 /** Whether the tree lists entry number `i` under `filter` (pi's filterNodes, the leaf aside). */
 export function entryMatches(model: SessionModel, i: number, filter: EntryFilter): boolean {

@@ -8,7 +8,7 @@
  * again (filter, search, fold) in tens of milliseconds, without building 100,000 small objects.
  */
 import type { MessageEntry, SessionEntry, SessionHeader } from "../../../src/format/types.js";
-import { contentText } from "./filters.js";
+import { contentText } from "./content-text.js";
 
 export interface ToolCallInfo {
   id: string;

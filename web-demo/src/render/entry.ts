@@ -11,7 +11,7 @@
 import { BLOB_REF_PREFIX } from "../../../src/blobs/blob-store.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import type { SessionModel, ToolCallInfo } from "../model/session-model.js";
-import { contentText } from "../model/filters.js";
+import { contentText } from "../model/content-text.js";
 import { el, formatTime, shortenPath, type Child } from "./dom.js";
 import { languageOfPath } from "./highlight.js";
 import { renderMarkdown } from "./markdown.js";

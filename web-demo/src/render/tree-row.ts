@@ -1,6 +1,6 @@
 /** One row of the tree sidebar: connectors, the path marker, the label, and pi's one-line text of the entry. */
 import type { SessionEntry } from "../../../src/format/types.js";
-import { contentText } from "../model/filters.js";
+import { contentText } from "../model/content-text.js";
 import type { SessionModel } from "../model/session-model.js";
 import { treePrefix, type TreeRow } from "../model/tree-layout.js";
 import { el, forkIcon, oneLine, shortenPath, type Child } from "./dom.js";

@@ -1,0 +1,330 @@
+/**
+ * The session view's messages: the entries of the viewed root → leaf path (virtualized; branch
+ * points offer the other branches), what a click in them does (expand, copy a link, zoom an image,
+ * open a branch), and the follow bar under them: while the session is followed, scrolling up pauses
+ * the scroll to new entries and the bar counts them.
+ */
+import type { SessionEntry } from "../../../src/format/types.js";
+import { ImageSources } from "../data/images.js";
+import type { LoadedSession } from "../data/load-session.js";
+import { contentText } from "../model/content-text.js";
+import type { SessionModel } from "../model/session-model.js";
+import { el, forkIcon, oneLine } from "../render/dom.js";
+import { isListed, renderEntry, type EntryView } from "../render/entry.js";
+import { highlightWithin } from "../render/highlight.js";
+import { openImageModal } from "./image-modal.js";
+import { VirtualList } from "./virtual-list.js";
+
+export interface MessagesPanelOptions {
+  session: LoadedSession;
+  /** A branch point's branch was chosen. */
+  onOpenEntry: (entryId: string) => void;
+  /** The address of a link to `entryId` in the current view (for the copy-link buttons). */
+  linkToEntry: (entryId: string) => string;
+}
+
+/** How close to the bottom counts as "at the bottom" for following, in pixels. */
+const FOLLOW_BOTTOM_SLACK = 48;
+
+export class MessagesPanel {
+  /** The scrolling list of messages. */
+  readonly element: HTMLElement;
+  /** Shown under the list while following is paused, new entries wait or following stopped. */
+  readonly followBar: HTMLElement;
+  readonly #options: MessagesPanelOptions;
+  readonly #model: SessionModel;
+  readonly #images: ImageSources;
+  readonly #list: VirtualList;
+  #path: SessionEntry[] = [];
+  #listed: SessionEntry[] = [];
+  /** Height guesses of the listed entries, made once per path: the virtualizer asks for them often (per entry, per measurement). */
+  #estimates = new Float64Array(0);
+  #targetId: string | null = null;
+  #thinkingVisible = true;
+  #outputsExpanded = false;
+  #expanded = new Map<string, boolean>();
+  #following = false;
+  #followPaused = false;
+  #unseen = 0;
+  #lastScrollTop = 0;
+
+  constructor(options: MessagesPanelOptions) {
+    this.#options = options;
+    this.#model = options.session.model;
+    this.#images = new ImageSources(options.session.storage);
+    const spacer = el("div", { class: "messages-spacer" });
+    this.element = el("div", { id: "messages", class: "messages", tabindex: "-1" }, spacer);
+    this.followBar = el("div", { id: "follow-bar", class: "follow-bar", hidden: "" });
+    this.#list = new VirtualList({
+      scrollElement: this.element,
+      container: spacer,
+      estimateSize: (i) => this.#estimates[i] ?? 60,
+      // Items are costly (markdown, highlighting): one beyond each edge is enough to scroll into.
+      overscan: 1,
+      key: (i) => this.#listed[i]!.id,
+      render: (i) => this.#renderListed(i),
+      onScroll: () => this.#onScroll(),
+    });
+    this.element.addEventListener("click", (event) => void this.#onClick(event));
+    this.followBar.addEventListener("click", (event) => {
+      if ((event.target as Element).closest("[data-action='resume-follow']")) this.#resumeFollowing();
+    });
+  }
+
+  /** Lists `path` (root → leaf) and scrolls to `targetId`'s entry, or to the end without one. */
+  show(path: SessionEntry[], targetId: string | null): void {
+    this.#targetId = targetId;
+    const call = this.#callOfResult(targetId);
+    // A tool result is shown with its call: a link to it opens that output in full.
+    if (call) this.#expanded.set(`${call.id}:out`, true);
+    this.#setPath(path);
+    this.#list.refresh();
+    const target = this.#shownTarget();
+    const index = target === null ? -1 : this.#listed.findIndex((e) => e.id === target);
+    // Scroll twice: once to the estimate, once more after the items there were measured.
+    const scroll = () => (index >= 0 ? this.#list.scrollToIndex(index, "center") : this.#list.scrollToIndex(this.#listed.length - 1, "end"));
+    scroll();
+    requestAnimationFrame(() => {
+      scroll();
+      requestAnimationFrame(scroll);
+    });
+  }
+
+  /**
+   * Entries were appended while following. `grownPath` is the viewed path grown by them, or null
+   * when they went elsewhere. At the bottom the list follows them, else the bar counts them.
+   */
+  entriesAppended(grownPath: SessionEntry[] | null): void {
+    if (grownPath) {
+      const atBottom = this.#isAtBottom();
+      const before = this.#listed.length;
+      this.#setPath(grownPath);
+      const grown = this.#listed.length - before;
+      if (atBottom && !this.#followPaused) this.#scrollToEnd();
+      else this.#unseen += grown;
+    }
+    this.#updateFollowBar();
+  }
+
+  /** Following started (unpaused) or stopped; the session view owns the follower. */
+  setFollowing(on: boolean): void {
+    this.#following = on;
+    if (on) this.#followPaused = false;
+  }
+
+  /** A message in the follow bar (following stopped, the file was replaced). */
+  showFollowNotice(message: string): void {
+    this.followBar.hidden = false;
+    this.followBar.replaceChildren(el("span", { class: "follow-state" }, message));
+  }
+
+  toggleThinking(): void {
+    this.#thinkingVisible = !this.#thinkingVisible;
+    this.#list.refresh();
+  }
+
+  toggleOutputs(): void {
+    this.#outputsExpanded = !this.#outputsExpanded;
+    this.#expanded.clear();
+    this.#list.refresh();
+  }
+
+  /** Scrolls by one message (j/k) or one user turn ([ and ]). */
+  step(direction: 1 | -1, turns: boolean): void {
+    const items = this.#list.virtualizer.getVirtualItems();
+    const offset = this.element.scrollTop;
+    const current = items.find((item) => item.end > offset + 4)?.index ?? 0;
+    let i = current + direction;
+    if (turns) while (i >= 0 && i < this.#listed.length && !isUserMessage(this.#listed[i]!)) i += direction;
+    i = Math.max(0, Math.min(this.#listed.length - 1, i));
+    this.#list.scrollToIndex(i, "start");
+  }
+
+  destroy(): void {
+    this.#list.destroy();
+    this.#images.dispose();
+  }
+
+  #setPath(path: SessionEntry[]): void {
+    this.#path = path;
+    const view = { model: this.#model };
+    this.#listed = path.filter((e) => isListed(e, view));
+    this.#estimates = new Float64Array(this.#listed.length);
+    for (let i = 0; i < this.#listed.length; i++) this.#estimates[i] = estimateEntryHeight(this.#listed[i]);
+    this.#list.setCount(this.#listed.length);
+  }
+
+  // --- rendering ---------------------------------------------------------------------------
+
+  #entryView(): EntryView {
+    return {
+      model: this.#model,
+      thinkingVisible: this.#thinkingVisible,
+      outputsExpanded: this.#outputsExpanded,
+      expanded: this.#expanded,
+      imageSource: (block) => this.#images.source(block),
+      targetId: this.#shownTarget(),
+    };
+  }
+
+  /** The tool call a tool result entry answers, when the session has it (the result is then shown with the call). */
+  #callOfResult(entryId: string | null): { id: string; entryId: string } | undefined {
+    const entry = entryId === null ? undefined : this.#model.getEntry(entryId);
+    if (entry?.type !== "message" || typeof entry.message !== "object" || entry.message === null || entry.message.role !== "toolResult") return undefined;
+    return this.#model.toolCalls.get(String(entry.message.toolCallId));
+  }
+
+  /** The listed entry showing the target: its own, or for a tool result its call's. */
+  #shownTarget(): string | null {
+    return this.#callOfResult(this.#targetId)?.entryId ?? this.#targetId;
+  }
+
+  #renderListed(i: number): HTMLElement | null {
+    const entry = this.#listed[i]!;
+    const item = renderEntry(entry, this.#entryView());
+    if (!item) return null;
+    const index = this.#model.indexOf(entry.id)!;
+    if (this.#model.childCount(index) > 1) item.append(this.#branchPoint(entry));
+    highlightWithin(item);
+    return el("div", { class: "entry-slot" }, item);
+  }
+
+  /** Where branches split: each branch, to open it. */
+  #branchPoint(entry: SessionEntry): HTMLElement {
+    const model = this.#model;
+    const next = this.#path[this.#path.indexOf(entry) + 1];
+    const branches = model.childrenOf(entry.id).map((child, n) => {
+      const current = child === next;
+      return el(
+        "button",
+        { type: "button", class: current ? "branch-link current" : "branch-link", "data-action": "open-branch", "data-entry": child.id, "aria-current": current ? "true" : undefined },
+        `${n + 1}. ${oneLine(branchPreview(child, model), 60)}`,
+      );
+    });
+    return el("div", { class: "branch-point" }, el("span", { class: "branch-point-label" }, forkIcon(), `${branches.length} branches diverge here:`), ...branches);
+  }
+
+  // --- clicks ------------------------------------------------------------------------------
+
+  async #onClick(event: MouseEvent): Promise<void> {
+    const target = event.target as Element;
+    const actionElement = target.closest<HTMLElement>("[data-action]");
+    const action = actionElement?.dataset.action;
+    if (!action || !actionElement) return;
+    const entryId = target.closest<HTMLElement>("[data-entry-id]")?.dataset.entryId;
+    switch (action) {
+      case "toggle": {
+        if (window.getSelection()?.toString()) return;
+        const key = actionElement.dataset.key!;
+        const open = actionElement.getAttribute("aria-expanded") === "true";
+        this.#expanded.set(key, !open);
+        if (entryId) this.#list.refreshKey(entryId);
+        break;
+      }
+      case "copy-link":
+        if (entryId) await this.#copyLink(entryId, actionElement);
+        break;
+      case "zoom-image":
+        if (target instanceof HTMLImageElement) openImageModal(target.src, target.alt);
+        break;
+      case "open-branch": {
+        const child = actionElement.dataset.entry;
+        if (child) this.#options.onOpenEntry(child);
+        break;
+      }
+    }
+  }
+
+  async #copyLink(entryId: string, button: HTMLElement): Promise<void> {
+    const link = this.#options.linkToEntry(entryId);
+    // The address bar holds the link too: where the clipboard is not allowed, it can be copied from there.
+    history.replaceState(null, "", link);
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(link);
+      copied = true;
+    } catch {
+      copied = false;
+    }
+    button.textContent = copied ? "✓" : "↗";
+    button.title = copied ? "Link copied" : "Link in the address bar";
+    setTimeout(() => {
+      button.textContent = "#";
+      button.title = "Copy a link to this entry";
+    }, 1500);
+  }
+
+  // --- following ---------------------------------------------------------------------------
+
+  #isAtBottom(): boolean {
+    const scroll = this.element;
+    return scroll.scrollHeight - scroll.scrollTop - scroll.clientHeight < FOLLOW_BOTTOM_SLACK;
+  }
+
+  #scrollToEnd(): void {
+    const last = this.#listed.length - 1;
+    if (last < 0) return;
+    this.#list.scrollToIndex(last, "end");
+    requestAnimationFrame(() => this.#list.scrollToIndex(last, "end"));
+  }
+
+  #onScroll(): void {
+    // Reading the scroll position forces a layout: only while following, where it matters.
+    if (!this.#following) return;
+    const top = this.element.scrollTop;
+    // Scrolling up pauses following; reaching the bottom again resumes it.
+    if (top < this.#lastScrollTop - 2 && !this.#isAtBottom()) this.#followPaused = true;
+    else if (this.#isAtBottom()) {
+      this.#followPaused = false;
+      this.#unseen = 0;
+    }
+    this.#updateFollowBar();
+    this.#lastScrollTop = top;
+  }
+
+  #resumeFollowing(): void {
+    this.#followPaused = false;
+    this.#unseen = 0;
+    this.#scrollToEnd();
+    this.#updateFollowBar();
+  }
+
+  #updateFollowBar(): void {
+    const bar = this.followBar;
+    if (!this.#following || (!this.#followPaused && this.#unseen === 0)) {
+      bar.hidden = true;
+      return;
+    }
+    bar.hidden = false;
+    bar.replaceChildren(
+      el("span", { class: "follow-state" }, this.#followPaused ? "Following paused (scrolled up)" : "Following"),
+      el("button", { type: "button", class: "header-btn", "data-action": "resume-follow" }, this.#unseen > 0 ? `↓ ${this.#unseen} new` : "↓ Resume"),
+    );
+  }
+}
+
+function isUserMessage(entry: SessionEntry): boolean {
+  return entry.type === "message" && typeof entry.message === "object" && entry.message !== null && entry.message.role === "user";
+}
+
+function branchPreview(entry: SessionEntry, model: SessionModel): string {
+  // The first entry with text down the branch's first chain.
+  let current: SessionEntry | undefined = entry;
+  for (let hops = 0; current && hops < 8; hops++) {
+    const text = entry.type === "branch_summary" ? String(entry.summary ?? "") : current.type === "message" ? contentText(current.message?.content) : "";
+    if (text.trim()) return text;
+    const kids: SessionEntry[] = model.childrenOf(current.id);
+    current = kids[kids.length - 1];
+  }
+  return entry.type;
+}
+
+/** A first guess of an entry's height before it is measured. */
+function estimateEntryHeight(entry: SessionEntry | undefined): number {
+  if (!entry) return 60;
+  if (entry.type !== "message") return 44;
+  const role = typeof entry.message === "object" && entry.message !== null ? entry.message.role : "";
+  if (role === "assistant") return 180;
+  if (role === "user") return 90;
+  return 120;
+}
