@@ -445,10 +445,11 @@ describe("indexeddb adapter", () => {
 
   it("reopens and retries once when the connection was dropped without notice", async () => {
     const port = freshPort();
+    const transaction = vi.spyOn(IDBDatabase.prototype, "transaction");
     await port.append("s", text("a"));
     // What the browser does when its IndexedDB backend goes away: the connection is closed and
     // the next transaction() throws InvalidStateError.
-    (port as unknown as { live: IDBDatabase }).live.close();
+    (transaction.mock.contexts[0] as IDBDatabase).close();
     await port.append("s", text("b"));
     expect(decode(await port.read("s"))).toBe("ab");
   });
