@@ -1,19 +1,9 @@
 /**
- * Node's own codecs for the archive code (`importArchive`/`verifyArchive` options), where the
- * web APIs the core defaults to are slower in Node. Measured here on the archive benchmark's
- * session member (10.7 MB → 50.7 MB):
- * - inflate: Node's DecompressionStream inflates in zlib's 16 KiB default pieces, each a
- *   thread-pool round trip through the main thread (~3,100 of them): 250–340 ms, against
- *   77–95 ms with 1 MiB pieces. 512 KiB pieces: the import's peak RSS stays under its 150 MB cap
- *   over the process (bench: +130 MB, max +139; with 1 MiB +147, max +158) for an inflate of
- *   about 0.2 s instead of 0.18 s.
- * - SHA-256 of the member as it inflates: hash-wasm 150–160 ms, node:crypto (OpenSSL, SHA-NI
- *   where the CPU has it) 28 ms. `crypto.subtle` is as fast but copies its whole input.
- * - CRC-32 of that session in 1 MiB pieces: hash-wasm 26–28 ms, zlib.crc32 10–11 ms (on the
- *   main thread, every member's: the archive's 90.6 MB).
- * - deflate (export) of that session: one zlib stream 1,339 ms (zip.js's CompressionStream is one
- *   stream too); 4 MiB pieces deflated on the thread pool at once, 690 ms on 2 cores, the same size
- *   to 0.001 % (each piece primed with the 32 KiB before it, as pigz does).
+ * Node's own codecs for the archive code (`importArchive`/`verifyArchive`/`exportArchive`
+ * options), where the web APIs the core defaults to are slower in Node: zlib inflating in 512 KiB
+ * pieces, node:crypto's SHA-256, zlib's CRC-32, and deflate in 4 MiB pieces on the thread pool.
+ * Why each, against what: docs/DESIGN.md, "node-fs"; their speed and memory now: bench rows
+ * `archive.importFloor.inflate`, `.sha256`, `.crc32`, `archive.export`, `archive.memory.import`.
  */
 import { createHash } from "node:crypto";
 import { Duplex } from "node:stream";

@@ -7,6 +7,7 @@ import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import nodePath from "node:path";
 import { isAtOrBelow } from "../watchers.js";
+import type { StorageRoot } from "./paths.js";
 
 /**
  * "auto": fs.watch, polling where it fails; "poll": always poll.
@@ -28,10 +29,10 @@ export interface TreeWatch {
 }
 
 /**
- * Reports storage paths (relative to `root`, "/"-separated) at or below `dir` that changed. Live
- * when it resolves. A change the watcher cannot attribute (an overflow) reports `dir` itself.
+ * Reports storage paths at or below `dir` (below `paths`' root) that changed. Live when it
+ * resolves. A change the watcher cannot attribute (an overflow) reports `dir` itself.
  */
-export async function watchTree(root: string, dir: string, reportPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
+export async function watchTree(paths: StorageRoot, dir: string, reportPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
   let current: TreeWatch | undefined;
   let closed = false;
   // An event already under way when the watcher closed must not arrive after close().
@@ -39,22 +40,18 @@ export async function watchTree(root: string, dir: string, reportPath: (path: st
   const fallBack = async () => {
     current?.close();
     if (closed) return;
-    current = await pollTree(root, dir, onPath, options);
+    current = await pollTree(paths, dir, onPath, options);
     if (closed) current.close();
     onPath(dir); // whatever happened while switching
   };
-  current = options.mode === "poll" ? await pollTree(root, dir, onPath, options) : await fsWatchTree(root, dir, onPath, options, () => void fallBack());
-  current ??= await pollTree(root, dir, onPath, options);
+  current = options.mode === "poll" ? await pollTree(paths, dir, onPath, options) : await fsWatchTree(paths, dir, onPath, options, () => void fallBack());
+  current ??= await pollTree(paths, dir, onPath, options);
   return {
     close() {
       closed = true;
       current?.close();
     },
   };
-}
-
-function storagePathOf(root: string, file: string): string {
-  return nodePath.relative(root, file).split(nodePath.sep).join("/");
 }
 
 /**
@@ -64,12 +61,12 @@ function storagePathOf(root: string, file: string): string {
  * recursive emulation there loses a file's later changes once it was replaced by a rename (which
  * is how every atomic write lands).
  */
-async function fsWatchTree(root: string, dir: string, onPath: (path: string) => void, options: TreeWatchOptions, onFailure: () => void): Promise<TreeWatch | undefined> {
-  const target = dir === "" ? root : nodePath.join(root, ...dir.split("/"));
-  const top = await nearestDirectory(target, root);
+async function fsWatchTree(paths: StorageRoot, dir: string, onPath: (path: string) => void, options: TreeWatchOptions, onFailure: () => void): Promise<TreeWatch | undefined> {
+  const target = paths.dirOf(dir);
+  const top = await nearestDirectory(target, paths.root);
   if (top === null) return undefined; // not even the root exists: poll until it does
   const report = (file: string) => {
-    const path = storagePathOf(root, file);
+    const path = paths.storagePathOf(file);
     if (!options.ignore(nodePath.basename(path)) && isAtOrBelow(path, dir)) onPath(path);
   };
   if (process.platform === "darwin" || process.platform === "win32") {
@@ -178,13 +175,13 @@ async function nearestDirectory(target: string, root: string): Promise<string | 
 }
 
 /** Every `pollIntervalMs`, compares each file's size and mtime below `dir` with the last look. */
-async function pollTree(root: string, dir: string, onPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
-  const top = dir === "" ? root : nodePath.join(root, ...dir.split("/"));
-  let seen = await snapshot(root, top, options.ignore);
+async function pollTree(paths: StorageRoot, dir: string, onPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
+  const top = paths.dirOf(dir);
+  let seen = await snapshot(paths, top, options.ignore);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   const look = async () => {
-    const now = await snapshot(root, top, options.ignore);
+    const now = await snapshot(paths, top, options.ignore);
     if (closed) return;
     for (const [path, state] of now) if (seen.get(path) !== state) onPath(path);
     for (const path of seen.keys()) if (!now.has(path)) onPath(path);
@@ -201,7 +198,7 @@ async function pollTree(root: string, dir: string, onPath: (path: string) => voi
 }
 
 /** Storage path -> "size:mtimeMs" of every file below `top` ({} when it does not exist). */
-async function snapshot(root: string, top: string, ignore: (name: string) => boolean): Promise<Map<string, string>> {
+async function snapshot(paths: StorageRoot, top: string, ignore: (name: string) => boolean): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -211,7 +208,7 @@ async function snapshot(root: string, top: string, ignore: (name: string) => boo
         if (entry.isDirectory()) return walk(full);
         if (!entry.isFile() || ignore(entry.name)) return;
         const info = await stat(full).catch(() => null);
-        if (info) files.set(storagePathOf(root, full), `${info.size}:${info.mtimeMs}`);
+        if (info) files.set(paths.storagePathOf(full), `${info.size}:${info.mtimeMs}`);
       }),
     );
   };

@@ -1,0 +1,164 @@
+/**
+ * The port's changes to files: appends through the append handle cache, atomic writes (temp file
+ * in the same directory, fsync, rename, directory fsync), truncation, removal and sync, each file's
+ * changes in call order. Why each step: docs/DESIGN.md, "node-fs".
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, stat, truncate } from "node:fs/promises";
+import nodePath from "node:path";
+import { StorageError } from "../../src/port.js";
+import { AppendHandles } from "./append-handles.js";
+import { toStorageError, unlinkIfPresent } from "./errors.js";
+import { PathQueue } from "./path-queue.js";
+import type { StorageRoot } from "./paths.js";
+
+const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/** Whether a file name is one of an atomic write's temp files (never listed nor reported by watch). */
+export function isTempFile(name: string): boolean {
+  return TEMP_FILE.test(name);
+}
+
+/** A new temp file beside `file`, in the directory its rename stays in: `.<name>.<12 hex digits>.tmp`. */
+function tempFileFor(file: string): string {
+  return nodePath.join(nodePath.dirname(file), `.${nodePath.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/** Each method resolves once the change is made; a failure is a StorageError. */
+export class DurableWrites {
+  private readonly queue = new PathQueue();
+  private readonly appendHandles = new AppendHandles(this.queue);
+  /**
+   * Paths whose last change was a `write`, which fsyncs the file and its directory before it
+   * resolves: a `sync` of one has nothing left to do (an import syncs every file it wrote).
+   */
+  private readonly durablyWritten = new Set<string>();
+
+  constructor(private readonly paths: StorageRoot) {}
+
+  async append(path: string, data: Uint8Array): Promise<void> {
+    const file = this.paths.fileOf(path);
+    return this.queue.run(path, async () => {
+      this.durablyWritten.delete(path);
+      try {
+        await this.appendHandles.append(path, file, data);
+      } catch (error) {
+        throw toStorageError(error, "append to", path);
+      }
+    });
+  }
+
+  /** Replaces the file atomically: a crash leaves the old bytes or the new ones, durably. */
+  async write(path: string, data: Uint8Array): Promise<void> {
+    const file = this.paths.fileOf(path);
+    return this.queue.run(path, async () => {
+      const dir = nodePath.dirname(file);
+      const temp = tempFileFor(file);
+      try {
+        // The append handle points at the inode the rename is about to replace.
+        await this.appendHandles.drop(path);
+        this.durablyWritten.delete(path);
+        await syncNewDirectories(await mkdir(dir, { recursive: true }), dir);
+        const handle = await open(temp, "wx");
+        try {
+          await handle.writeFile(data);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await rename(temp, file);
+      } catch (error) {
+        await unlinkIfPresent(temp).catch(() => {});
+        throw toStorageError(error, "write", path);
+      }
+      await syncDirectory(dir);
+      this.durablyWritten.add(path);
+    });
+  }
+
+  /** Cuts the file to `size` bytes, no more than it holds. */
+  async truncate(path: string, size: number): Promise<void> {
+    const file = this.paths.fileOf(path);
+    return this.queue.run(path, async () => {
+      this.durablyWritten.delete(path);
+      try {
+        const current = (await stat(file)).size;
+        if (!Number.isSafeInteger(size) || size < 0 || size > current) {
+          throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${current} bytes) to ${size} bytes`, {
+            path,
+          });
+        }
+        await truncate(file, size);
+      } catch (error) {
+        throw toStorageError(error, "truncate", path);
+      }
+    });
+  }
+
+  /** Removes the file; one that is not there is removed already. */
+  async remove(path: string): Promise<void> {
+    const file = this.paths.fileOf(path);
+    return this.queue.run(path, async () => {
+      this.durablyWritten.delete(path);
+      try {
+        await this.appendHandles.drop(path);
+        await unlinkIfPresent(file);
+      } catch (error) {
+        throw toStorageError(error, "remove", path);
+      }
+    });
+  }
+
+  /** fsyncs the file, once every change queued on it before is made. */
+  async sync(path: string): Promise<void> {
+    const file = this.paths.fileOf(path);
+    return this.queue.run(path, async () => {
+      if (this.durablyWritten.delete(path)) return;
+      try {
+        if (await this.appendHandles.syncIfOpen(path)) return;
+        const handle = await open(file, "r+");
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      } catch (error) {
+        throw toStorageError(error, "sync", path);
+      }
+    });
+  }
+
+  /** Closes the append handles, each once the changes queued on its file are made. */
+  async close(): Promise<void> {
+    const paths = this.appendHandles.openPaths();
+    await Promise.all(paths.map((path) => this.queue.run(path, () => this.appendHandles.drop(path)).catch(() => {})));
+  }
+}
+
+/**
+ * Makes directories `mkdir -p` just created durable in their parents (`first` is the outermost
+ * one it created, as `mkdir` returns it; `dir` the innermost, which its caller syncs itself).
+ */
+async function syncNewDirectories(first: string | undefined, dir: string): Promise<void> {
+  if (first === undefined) return;
+  const parents: string[] = [];
+  for (let created = dir; ; created = nodePath.dirname(created)) {
+    parents.push(nodePath.dirname(created));
+    if (created === first || nodePath.dirname(created) === created) break;
+  }
+  for (const parent of parents) await syncDirectory(parent);
+}
+
+/** Makes a rename durable; some platforms (Windows) cannot open a directory, so best effort. */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // The rename itself succeeded; only its durability across a crash is not guaranteed here.
+  }
+}
