@@ -10,7 +10,7 @@ import { ArchiveError, exportArchive, importArchive, importSessionFiles, verifyA
 import { SessionManager, StorageError, type StoragePort } from "../../../src/index.js";
 import { CORPUS_DIR } from "../../shared/corpus.js";
 import { zipMembers } from "../../shared/zip-fixtures.js";
-import { assistant, exportToBytes, listing, memorySink, noise, sha256, tempStore, user, type TempStore } from "./helpers.js";
+import { assistant, exportToBytes, listing, memorySink, noise, OWN_STORE, sha256, tempStore, user, type TempStore } from "./helpers.js";
 
 const CWD = "/work/app";
 let stores: TempStore[] = [];
@@ -31,7 +31,7 @@ afterAll(() => terminateWorkers());
 
 /** A session with `turns` user/assistant pairs; returns its path. */
 async function createSession(storage: StoragePort, turns: number, image?: Uint8Array): Promise<string> {
-  const sm = await SessionManager.create(storage, CWD, { deferUntilAssistant: false });
+  const sm = await SessionManager.create(storage, CWD, { ...OWN_STORE, deferUntilAssistant: false });
   for (let i = 0; i < turns; i++) {
     sm.appendMessage(user(`question ${i}`, i === 0 ? image : undefined));
     sm.appendMessage(assistant(`answer ${i}`));
@@ -42,7 +42,7 @@ async function createSession(storage: StoragePort, turns: number, image?: Uint8A
 }
 
 async function appendTurn(storage: StoragePort, path: string, text: string): Promise<void> {
-  const sm = await SessionManager.open(storage, path);
+  const sm = await SessionManager.open(storage, path, OWN_STORE);
   sm.appendMessage(user(text));
   sm.appendMessage(assistant(`re: ${text}`));
   await sm.close();

@@ -15,7 +15,7 @@ import { nodeArchiveCodecs, nodeCrc32, nodeDeflateSession } from "../../../adapt
 import { crc32 } from "../../../src/archive/hashes.js";
 import { importArchive, verifyArchive } from "../../../src/archive/index.js";
 import { SessionManager } from "../../../src/index.js";
-import { exportToBytes, noise, tempStore, user, assistant, type TempStore } from "./helpers.js";
+import { exportToBytes, noise, OWN_STORE, tempStore, user, assistant, type TempStore } from "./helpers.js";
 
 const execFileAsync = promisify(execFile);
 const PIECE = 4 << 20;
@@ -78,7 +78,7 @@ describe("exportArchive with nodeArchiveCodecs", () => {
   beforeAll(async () => {
     store = await tempStore();
     target = await tempStore();
-    const sm = await SessionManager.create(store.storage, "/project/pieces");
+    const sm = await SessionManager.create(store.storage, "/project/pieces", OWN_STORE);
     for (let i = 0; i < 90; i++) {
       sm.appendMessage(user(prose(60_000, i), i === 10 ? image : undefined) as never);
       sm.appendMessage(assistant(prose(40_000, 1000 + i)) as never);

@@ -21,7 +21,7 @@ import { SessionManager } from "../../../src/index.js";
 import { StorageError, type StoragePort } from "../../../src/port.js";
 import { CORPUS_DIR, loadPiReference } from "../../shared/corpus.js";
 import { editManifest, patchField, rebuildZip, zipBytes, zipMembers } from "../../shared/zip-fixtures.js";
-import { assistant, exportToBytes, listing, memorySink, noise, sha256, tempStore, user, type TempStore } from "./helpers.js";
+import { assistant, exportToBytes, listing, memorySink, noise, OWN_STORE, sha256, tempStore, user, type TempStore } from "./helpers.js";
 
 const stores: TempStore[] = [];
 async function store(): Promise<TempStore> {
@@ -238,7 +238,7 @@ describe("scanSessionBytes", () => {
 
   it("finds blob refs and reads lines far longer than its chunks, across chunk edges", async () => {
     const origin = await store();
-    const sm = await SessionManager.create(origin.storage, "/work/long", { deferUntilAssistant: false });
+    const sm = await SessionManager.create(origin.storage, "/work/long", { ...OWN_STORE, deferUntilAssistant: false });
     sm.appendMessage(user("with an image", noise(3000, 5)));
     // Lines of 1 byte to 300 KB around the 64 KiB chunk size.
     for (const size of [10, 65_400, 65_536, 65_600, 131_072, 300_000, 1]) sm.appendMessage(assistant("x".repeat(size)));
@@ -272,7 +272,7 @@ describe("scanSessionBytes", () => {
 /** A store holding one session with `images` images, and its archive. */
 async function sessionWithImages(images: number): Promise<{ origin: TempStore; path: string; archive: Uint8Array }> {
   const origin = await store();
-  const sm = await SessionManager.create(origin.storage, "/work/images", { deferUntilAssistant: false });
+  const sm = await SessionManager.create(origin.storage, "/work/images", { ...OWN_STORE, deferUntilAssistant: false });
   for (let i = 0; i < images; i++) {
     sm.appendMessage(user(`image ${i}`, noise(2000 + i, i + 1)));
     sm.appendMessage(assistant(`seen ${i}`));
