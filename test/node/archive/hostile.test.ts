@@ -251,7 +251,7 @@ describe.each([
   for (const hostile of cases) {
     it(`${hostile.name} → ${hostile.code}`, async () => {
       const bytes = await hostile.build();
-      const options = { ...codecs, ...(hostile.limits ? { limits: hostile.limits } : {}) };
+      const options = { ...OWN_STORE, ...codecs, ...(hostile.limits ? { limits: hostile.limits } : {}) };
       const error = await importArchive(target.storage, bytes, options).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ArchiveError);
       const archiveError = error as ArchiveError;
@@ -272,7 +272,7 @@ describe("the limits can be raised and the base archive is valid", () => {
   it("the unmodified archive imports (into another store)", async () => {
     const other = await tempStore();
     try {
-      const summary = await importArchive(other.storage, base);
+      const summary = await importArchive(other.storage, base, OWN_STORE);
       expect(summary.sessions[0]).toMatchObject({ action: "created", id: sessionId });
     } finally {
       await other.cleanup();

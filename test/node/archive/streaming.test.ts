@@ -286,14 +286,14 @@ describe("stored members and concurrent writes", () => {
   it("imports from a Blob (stored members read as ranges of it) with the blobs byte for byte, and names a stored member whose CRC-32 is wrong", async () => {
     const { origin, path, archive } = await sessionWithImages(12);
     const target = await store();
-    const summary = await importArchive(target.storage, new Blob([archive as Uint8Array<ArrayBuffer>]));
+    const summary = await importArchive(target.storage, new Blob([archive as Uint8Array<ArrayBuffer>]), OWN_STORE);
     expect(summary.blobs.written).toBe(12);
     for (const blob of await origin.storage.list("blobs")) expect(sha256((await target.storage.read(`blobs/${blob.name}`))!)).toBe(blob.name);
     expect(await target.storage.read(path)).toEqual(await origin.storage.read(path));
 
     const member = (await zipMembers(archive)).filter((m) => m.name.startsWith("blobs/"))[5]!.name;
     const empty = await store();
-    const error = await importArchive(empty.storage, new Blob([patchField(archive, member, "crc", (crc) => crc ^ 1) as Uint8Array<ArrayBuffer>])).catch((e: unknown) => e);
+    const error = await importArchive(empty.storage, new Blob([patchField(archive, member, "crc", (crc) => crc ^ 1) as Uint8Array<ArrayBuffer>]), OWN_STORE).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "crc", member });
     expect(await listing(empty.root)).toEqual([]);
   });
@@ -315,7 +315,7 @@ describe("stored members and concurrent writes", () => {
         return target.storage.write(path, data);
       },
     };
-    const error = await importArchive(failing, archive).catch((e: unknown) => e);
+    const error = await importArchive(failing, archive, OWN_STORE).catch((e: unknown) => e);
     const writes = written.length;
     expect(error).toMatchObject({ code: "write-failed", member: written[9], message: expect.stringContaining("device error 10") });
     expect((error as Error).message).toContain("every change of this import was undone");
