@@ -27,11 +27,14 @@ export async function exportToFile(root: string, sessionPath: string, out: strin
   }
 }
 
-/** Imports the archive file `archive`, read in place as a Blob, into the store at `root`, with Node's codecs as the CLI does. */
+/**
+ * Imports the archive file `archive`, read in place as a Blob, into the store at `root`, with Node's
+ * codecs as the CLI does; the store is sessionkit's own, so the blobs are written as files, as unzip does.
+ */
 export async function importFromFile(archive: string, root: string): Promise<ImportSummary> {
   const storage = nodeFsStorage({ root });
   try {
-    return await importArchive(storage, await openAsBlob(archive), nodeArchiveCodecs);
+    return await importArchive(storage, await openAsBlob(archive), { owner: "sessionkit", ...nodeArchiveCodecs });
   } finally {
     await storage.close();
   }

@@ -140,7 +140,7 @@ async function generateData(): Promise<ArchiveData> {
   rmSync(ARCHIVE_DATA, { recursive: true, force: true });
   log(`writing a ~${SESSION_TARGET_BYTES / 1e6} MB session with ${IMAGE_COUNT} images with our SessionManager …`);
   const storage = nodeFsStorage({ root: STORE });
-  const sm = await SessionManager.create(storage, CWD);
+  const sm = await SessionManager.create(storage, CWD, { owner: "sessionkit" }); // a store of our own: images to blobs/
   const factory = new MessageFactory(4, { ...SESSION_SIZES, imageChance: 0 });
   const random = factory.random;
   const imageSpacing = SESSION_TARGET_BYTES / IMAGE_COUNT;

@@ -7,6 +7,7 @@ import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import nodePath from "node:path";
 import type { StoreLayout } from "../src/session/paths.js";
+import { ownerLayout, type StoreOwner } from "../src/session/store-owner.js";
 import type { DatabaseStore } from "./store.js";
 
 export const AGENTS = ["pi", "omp", "xcsh", "indusagi", "operator"] as const;
@@ -29,12 +30,25 @@ export interface DiscoveryEnvironment {
 }
 
 /** Where each agent keeps its store, below the home directory (seed 003's profiles: see below). */
-const AGENT_DIRS: ReadonlyArray<{ agent: Exclude<AgentName, "operator">; dir: string; layout: StoreLayout }> = [
-  { agent: "pi", dir: ".pi/agent", layout: "pi" },
-  { agent: "omp", dir: ".omp/agent", layout: "omp" },
-  { agent: "xcsh", dir: ".xcsh/agent", layout: "omp" },
-  { agent: "indusagi", dir: ".indusagi/agent", layout: "pi" },
+const AGENT_DIRS: ReadonlyArray<{ agent: Exclude<AgentName, "operator">; dir: string }> = [
+  { agent: "pi", dir: ".pi/agent" },
+  { agent: "omp", dir: ".omp/agent" },
+  { agent: "xcsh", dir: ".xcsh/agent" },
+  { agent: "indusagi", dir: ".indusagi/agent" },
 ];
+
+/** The layout of an agent's store (store-owner.ts says it for every owner). */
+function agentLayout(agent: AgentName): StoreLayout {
+  return ownerLayout(agent)!;
+}
+
+/**
+ * Whose store it is, which decides the form of every file written into it (store-owner.ts): a
+ * database store (--store) is sessionkit's own, a directory its agent's.
+ */
+export function storeOwner(store: AgentStore): StoreOwner {
+  return store.database ? "sessionkit" : store.agent;
+}
 
 /** seed 003's agent keeps one flat store per profile: `~/.operator/profiles/<name>/sessions/`. */
 const OPERATOR_PROFILES = ".operator/profiles";
@@ -46,14 +60,14 @@ const OPERATOR_PROFILES = ".operator/profiles";
  * $PI_CODING_AGENT_DIR naming another agent's) is listed once, as the first agent it was found for.
  */
 export async function discoverAgentStores({ home, env }: DiscoveryEnvironment): Promise<AgentStore[]> {
-  const candidates: Array<Omit<AgentStore, "label">> = AGENT_DIRS.map(({ agent, dir, layout }) => ({
+  const candidates: Array<Omit<AgentStore, "label">> = AGENT_DIRS.map(({ agent, dir }) => ({
     agent,
     root: agent === "pi" && env.PI_CODING_AGENT_DIR ? nodePath.resolve(expandTilde(env.PI_CODING_AGENT_DIR, home)) : nodePath.join(home, dir),
-    layout,
+    layout: agentLayout(agent),
   }));
   for (const profile of await subdirectories(nodePath.join(home, OPERATOR_PROFILES))) {
     const root = nodePath.join(home, OPERATOR_PROFILES, profile);
-    if (await isDirectory(nodePath.join(root, "sessions"))) candidates.push({ agent: "operator", root, layout: "seed003" });
+    if (await isDirectory(nodePath.join(root, "sessions"))) candidates.push({ agent: "operator", root, layout: agentLayout("operator") });
   }
   const seen = new Set<string>();
   const stores: AgentStore[] = [];
@@ -77,8 +91,7 @@ export async function storeAt(root: string, discovered: readonly AgentStore[], h
   const known = await findAsync(discovered, async (store) => (await realpath(store.root).catch(() => store.root)) === real);
   if (known && (agent === undefined || known.agent === agent)) return known;
   const name = agent ?? (await guessAgent(root));
-  const layout: StoreLayout = name === "operator" ? "seed003" : name === "omp" || name === "xcsh" ? "omp" : "pi";
-  return { agent: name, root, label: `${name} ${tildePath(root, home)}`, layout };
+  return { agent: name, root, label: `${name} ${tildePath(root, home)}`, layout: agentLayout(name) };
 }
 
 async function guessAgent(root: string): Promise<AgentName> {

@@ -12,7 +12,7 @@ import { exportArchive, type ExportSummary } from "../src/archive/export.js";
 import { importArchive, importSessionFiles, type ImportOptions, type ImportSummary, type SessionFileInput } from "../src/archive/import.js";
 import { isArchiveError, type ArchiveError } from "../src/archive/errors.js";
 import { verifyArchive, type VerifySummary } from "../src/archive/verify.js";
-import { discoverAgentStores, storeAt, type AgentStore } from "./agent-stores.js";
+import { discoverAgentStores, storeAt, storeOwner, type AgentStore } from "./agent-stores.js";
 import { lookupContext, type Run } from "./commands.js";
 import { CliError, EXIT, failureKind } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
@@ -152,10 +152,22 @@ export async function importCommand(run: Run): Promise<number> {
 
   const archive = info.isFile() && (await isArchiveFile(source));
   const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
-  // New sessions go where the store's agent puts them (seed 003's profiles: one flat folder).
+  // New sessions go where the store's agent puts them (seed 003's profiles: one flat folder), in
+  // its form (its dialect; images inline, or as refs to its blobs/).
   const storage = target.database ? await target.database.open() : nodeFsStorage({ root });
+  // Files copied out of a store that keeps blob refs: their refs name that store's blobs.
+  const sourceRoot = archive ? null : await sourceStoreRoot(source, info.isDirectory());
+  const sourceBlobs = sourceRoot === null ? undefined : nodeFsStorage({ root: sourceRoot });
   const progress = archiveProgress(run.io.stderr, "sessionkit: import");
-  const options: ImportOptions = { onConflict: run.args.onConflict, dryRun: run.args.dryRun, onProgress: progress.onProgress, layout, ...nodeArchiveCodecs };
+  const options: ImportOptions = {
+    onConflict: run.args.onConflict,
+    dryRun: run.args.dryRun,
+    onProgress: progress.onProgress,
+    layout,
+    owner: storeOwner(target),
+    ...(sourceBlobs ? { sourceBlobs } : {}),
+    ...nodeArchiveCodecs,
+  };
   let summary: ImportSummary;
   try {
     summary = archive ? await importArchive(storage, await openAsBlob(source), options) : await importSessionFiles(storage, files, options);
@@ -166,6 +178,7 @@ export async function importCommand(run: Run): Promise<number> {
   } finally {
     progress.done();
     await storage.close();
+    await sourceBlobs?.close();
   }
   reportImport(run, summary, source, archive, target);
   return 0;
@@ -182,6 +195,20 @@ async function importTarget(run: Run): Promise<AgentStore> {
     throw new CliError("usage", `${stores.length} stores of ${run.args.agent}: name the one to import into with --root`, stores.map((store) => `  ${store.root}`));
   }
   return storeAt(run.root, discovered, run.home, run.args.agent);
+}
+
+/**
+ * The agent dir a session file or folder lies in (`<root>/sessions/`, `<root>/sessions/<project>/`),
+ * when it has a `blobs/` folder; else null.
+ */
+async function sourceStoreRoot(source: string, isDirectory: boolean): Promise<string | null> {
+  let dir = isDirectory ? source : nodePath.dirname(source);
+  for (let up = 0; up < 2; up++, dir = nodePath.dirname(dir)) {
+    if (nodePath.basename(dir) !== "sessions") continue;
+    const root = nodePath.dirname(dir);
+    return (await statOrNull(nodePath.join(root, "blobs")))?.isDirectory() ? root : null;
+  }
+  return null;
 }
 
 /** Every *.jsonl below `dir` (pi's sessions/ tree: one level of project dirs, or any depth), in path order. */

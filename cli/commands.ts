@@ -7,7 +7,7 @@ import { headerVersion } from "../src/format/migrate.js";
 import { readSessionFile } from "../src/format/session-file.js";
 import { SessionManager } from "../src/session/session-manager.js";
 import type { SessionInfo } from "../src/format/types.js";
-import { AGENTS, discoverAgentStores, storeAt, tildePath, type AgentName, type AgentStore } from "./agent-stores.js";
+import { AGENTS, discoverAgentStores, storeAt, storeOwner, tildePath, type AgentName, type AgentStore } from "./agent-stores.js";
 import type { ParsedCommand } from "./args.js";
 import { CliError, EXIT } from "./errors.js";
 import { writeJson } from "./json.js";
@@ -230,8 +230,9 @@ async function migrate(run: Run): Promise<number> {
       }
     }
     try {
-      // A file outside a store stays self-contained: its images stay inline.
-      const sm = await SessionManager.open(ref.storage, ref.path, { externalizeImages: ref.inStore });
+      // The rewrite is in the form of the store the file is in; a file outside the stores read is
+      // not known to be in a store that resolves blob refs: its images stay or go inline.
+      const sm = await SessionManager.open(ref.storage, ref.path, ref.store ? { owner: storeOwner(ref.store) } : {});
       await sm.close();
       toVersion = headerVersion(sm.getHeader()!);
     } catch (error) {

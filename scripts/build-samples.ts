@@ -1,6 +1,6 @@
 /**
  * Builds a sample store (pi's layout: sessions/--<cwd>--/*.jsonl, blobs/<sha256>) with the
- * library itself: branches, labels, compactions, names, custom entries, images, thinking and
+ * library itself, as sessionkit's own store (its large images in blobs/): branches, labels, compactions, names, custom entries, images, thinking and
  * model changes, an oh-my-pi session, a v1 file from the corpus and a large session.
  *
  *   npm run samples            → samples/store (deleted and rebuilt)
@@ -21,6 +21,9 @@ import { SessionManager, type AgentMessage, type ImageContent, type SessionHeade
 import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
 import { joinPath } from "../src/port.js";
 import { SAMPLE_STORE_MARKER } from "../cli/serve/sample-store.js";
+
+/** The samples are sessionkit's own store: images of 1024 base64 characters or more go to blobs/. */
+const SAMPLE_STORE = { owner: "sessionkit" } as const;
 
 const REPO = nodePath.resolve(nodePath.dirname(fileURLToPath(import.meta.url)), "..");
 export const LEGACY_SOURCE = nodePath.join(REPO, "test/fixtures/corpus/badlogic__pi-mono/large-session.jsonl");
@@ -233,7 +236,7 @@ const LOGIN_TS = `export async function handleLogin(req: Request, res: Response)
 /** Two branches from one answer, a branch summary, labels (one cleared), a name, model and thinking changes. */
 async function buildBranching(storage: NodeFsStorage): Promise<{ sm: SessionManager; optionBLeaf: string }> {
   startsAt("branching");
-  const sm = await SessionManager.create(storage, WEBAPP);
+  const sm = await SessionManager.create(storage, WEBAPP, SAMPLE_STORE);
   sm.appendModelChange("anthropic", "claude-sonnet-4-5");
   sm.appendThinkingLevelChange("medium");
   sm.appendMessage(user("After login, users land on /home instead of the page they came from. Can you find out why?"));
@@ -284,7 +287,7 @@ async function buildBranching(storage: NodeFsStorage): Promise<{ sm: SessionMana
 /** Two compactions; only the last one shapes the context. */
 async function buildCompaction(storage: NodeFsStorage): Promise<SessionManager> {
   startsAt("compaction");
-  const sm = await SessionManager.create(storage, WEBAPP);
+  const sm = await SessionManager.create(storage, WEBAPP, SAMPLE_STORE);
   const turns = [
     ["Add pagination to GET /api/orders.", "I'll add `page` and `pageSize` query parameters with a default page size of 50."],
     ["Cap pageSize at 200.", "Done: larger values are clamped to 200."],
@@ -323,7 +326,7 @@ async function buildCompaction(storage: NodeFsStorage): Promise<SessionManager> 
 /** Images in user messages, tool results and a custom message: large ones go to blobs/, once. */
 async function buildImages(storage: NodeFsStorage): Promise<SessionManager> {
   startsAt("images");
-  const sm = await SessionManager.create(storage, CLI_TOOL);
+  const sm = await SessionManager.create(storage, CLI_TOOL, SAMPLE_STORE);
   sm.appendMessage(user("The progress bar renders on two lines in narrow terminals, see the screenshot.", [screenshot()]));
   const read = call("toolu_read_diagram", "read", { path: "docs/layout.png" });
   sm.appendMessage(assistant([think("Compare with the layout diagram in the docs."), read]));
@@ -341,7 +344,7 @@ async function buildImages(storage: NodeFsStorage): Promise<SessionManager> {
 /** Custom entries (state only) and custom messages (shown or hidden), a bash execution. */
 async function buildCustom(storage: NodeFsStorage): Promise<SessionManager> {
   startsAt("custom");
-  const sm = await SessionManager.create(storage, NOTES);
+  const sm = await SessionManager.create(storage, NOTES, SAMPLE_STORE);
   sm.appendCustomEntry("todo-state", { items: [{ text: "summarize yesterday", done: false }, { text: "plan the week", done: false }] });
   sm.appendCustomMessageEntry("reminder", "Stand-up at 10:00: summarize yesterday's notes first.", true);
   sm.appendCustomMessageEntry("context-file", [{ type: "text", text: "NOTES.md: 2026-01-12 shipped the export dialog; found a crash in import." }], false, { source: "NOTES.md" });
@@ -366,7 +369,7 @@ async function buildCustom(storage: NodeFsStorage): Promise<SessionManager> {
 /** oh-my-pi's dialect: session_init, role models, mode changes, TTSR injections. */
 async function buildOmp(storage: NodeFsStorage): Promise<SessionManager> {
   startsAt("omp");
-  const sm = await SessionManager.create(storage, OMP_PROJECT);
+  const sm = await SessionManager.create(storage, OMP_PROJECT, SAMPLE_STORE);
   sm.appendSessionInit({
     systemPrompt: "You are a careful coding agent. Plan before you edit.",
     task: "Replace the hand-written CLI parser with node:util parseArgs.",
@@ -395,7 +398,7 @@ async function buildOmp(storage: NodeFsStorage): Promise<SessionManager> {
 async function buildLarge(storage: NodeFsStorage): Promise<SessionManager> {
   startsAt("large");
   const TURNS = 1500;
-  const sm = await SessionManager.create(storage, BIG_REPO);
+  const sm = await SessionManager.create(storage, BIG_REPO, SAMPLE_STORE);
   sm.appendSessionInfo("Audit every module");
   sm.appendThinkingLevelChange("low");
   let compactFrom = "";
@@ -460,7 +463,7 @@ export async function buildSamples(root: string): Promise<SampleStore> {
       await add("branching", branching, "two branches, a branch summary, labels (one cleared), name, model and thinking changes");
 
       startsAt("fork");
-      const fork = await SessionManager.open(storage, sessions[0]!.path);
+      const fork = await SessionManager.open(storage, sessions[0]!.path, SAMPLE_STORE);
       fork.createBranchedSession(optionBLeaf);
       await add("fork", fork, "the option-B branch as its own session (parentSession set, label re-emitted)");
 

@@ -11,6 +11,7 @@
 export { SessionManager, type SessionManagerOptions, type NewSessionOptions } from "./session/session-manager.js";
 export type { TerminalBreadcrumb } from "./session/breadcrumbs.js";
 export type { StoreLayout } from "./session/paths.js";
+export type { StoreOwner } from "./session/store-owner.js";
 export type { SessionDialect } from "./format/dialect.js";
 export type { LineProblem, LineProblemKind } from "./format/jsonl-reader.js";
 export { deleteSessionWithBlobs, type DeleteSessionOptions, type DeleteSessionResult } from "./session/delete-session.js";

@@ -1,15 +1,17 @@
 /**
  * Importing archives and plain session files. All or nothing: everything is validated and every
  * decision planned before the first write; a storage failure while committing undoes what was
- * written.
+ * written. Sessions are written in the form of the store's owner (session/store-owner.ts): its
+ * dialect and its images, inline or as blob refs, whatever form they came in.
  */
 import { BlobStore, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
-import { collectBlobRefs, externalizeImages } from "../blobs/images.js";
+import { collectBlobRefs, hasImagesToConvert, hasImagesToExternalize, imagesInForm, type BlobReader, type BlobWriter, type ImageForm } from "../blobs/images.js";
 import { encodeRecord, type SessionDialect } from "../format/dialect.js";
 import { encodeJsonl } from "../format/session-file.js";
 import type { SessionEntry, SessionHeader } from "../format/types.js";
 import { checkStoragePath, isStorageError, joinPath, type StorageLock, type StoragePort } from "../port.js";
 import { storeSessionDir, storeSessionFileName, type StoreLayout } from "../session/paths.js";
+import { defaultStoreOwner, ownerLayout, storeDialect, storeImageForm, type StoreOwner } from "../session/store-owner.js";
 import { bytesPort } from "./bytes-port.js";
 import { forEachInOrder } from "./concurrency.js";
 import { ArchiveError } from "./errors.js";
@@ -44,9 +46,22 @@ export interface ImportOptions extends ReadArchiveOptions {
   onConflict?: ConflictPolicy;
   /**
    * The layout of the store imported into: where a new session file goes and its name (see
-   * StoreLayout). Default "pi". Files keep their own dialect wherever they go.
+   * StoreLayout). Default: the owner's, else "pi".
    */
   layout?: StoreLayout;
+  /**
+   * Whose store it is (see StoreOwner), so the form sessions are written in: an agent's store gets
+   * the agent's dialect and images (inline for pi, indusagi, xcsh and the Python agent, blob refs
+   * for oh-my-pi); sessionkit's own stores keep each session's dialect and move large images to
+   * `blobs/`. Default as SessionManager's: "sessionkit" on ports no agent reads (IndexedDB, OPFS,
+   * PostgreSQL, memory), else the layout's agent.
+   */
+  owner?: StoreOwner;
+  /**
+   * A store the imported sessions' blob refs also resolve in (its `blobs/`), after the archive's
+   * blobs and before the target store's: the store plain files were copied out of.
+   */
+  sourceBlobs?: StoragePort;
   /** Validate and plan, write nothing: the summary says what would happen. */
   dryRun?: boolean;
 }
@@ -113,6 +128,8 @@ interface Candidate {
   entryIds: string[];
   sha256: string;
   blobRefs: string[];
+  /** An entry holds an inline image a blob store would move out. */
+  inlineImages: boolean;
   bytes(): Promise<Uint8Array>;
   entries(): Promise<SessionEntry[]>;
 }
@@ -142,6 +159,7 @@ export async function importArchive(storage: StoragePort, source: ArchiveSource,
       entryIds: session.entryIds,
       sha256: session.manifest.sha256,
       blobRefs: session.blobRefs,
+      inlineImages: session.inlineImages,
       bytes: () => archive.readVerified(session.member),
       entries: async () => (await parseSessionBytes(await archive.readVerified(session.member), session.member)).entries,
     }));
@@ -169,8 +187,8 @@ export interface SessionFileInput {
 
 /**
  * Imports plain session files (pi's own `.jsonl`, any version): migrated (v1 entries get
- * deterministic ids), inline images moved into blobs, stored under `sessionDirFor(header.cwd)`
- * with pi's file name. The batch is all or nothing, with the same conflict rules as archives.
+ * deterministic ids), written in the store's form (see ImportOptions.owner) where the layout puts
+ * them. The batch is all or nothing, with the same conflict rules as archives.
  * Recoverable damage (glued objects, a torn last line) is repaired and reported in `warnings`; a
  * line that is not JSON fails the batch.
  * @category Archives
@@ -178,8 +196,6 @@ export interface SessionFileInput {
 export async function importSessionFiles(storage: StoragePort, files: readonly SessionFileInput[], options: ImportOptions = {}): Promise<ImportSummary> {
   const limits = resolveLimits(options.limits);
   if (files.length > limits.maxEntries) throw new ArchiveError("too-many-entries", `${files.length} files, over limit maxEntries ${limits.maxEntries}`);
-  const staged = bytesPort();
-  const stagedBlobs = new BlobStore(staged);
   const candidates: Candidate[] = [];
   const warnings: string[] = [];
   let total = 0;
@@ -200,36 +216,29 @@ export async function importSessionFiles(storage: StoragePort, files: readonly S
       throw new ArchiveError("unsafe-name", `session id ${JSON.stringify(parsed.header.id)} cannot name a file`, { member: name });
     }
     if (typeof parsed.header.timestamp !== "string") throw new ArchiveError("bad-session", "the header has no timestamp", { member: name });
-    const entries = await externalizeAll(parsed.entries, stagedBlobs);
-    const unchanged = isCanonical(parsed) && entries.every((entry, i) => entry === parsed.entries[i]);
-    const v3 = unchanged ? bytes : encodeSession(parsed.dialect, parsed.header, entries);
+    const { entries } = parsed;
+    const v3 = isCanonical(parsed) ? bytes : encodeSession(parsed.dialect, parsed.header, entries);
     if (parsed.migratedFrom !== null) warnings.push(`${name}: migrated from v${parsed.migratedFrom}`);
-    const refs = new Set<string>();
-    for (const entry of entries) collectBlobRefs(entry, refs);
     candidates.push({
       source: name,
       dialect: parsed.dialect,
       header: parsed.header,
       entryIds: entries.map((e) => e.id),
       sha256: await sha256Hex(v3),
-      blobRefs: hashesOf(refs),
+      blobRefs: blobRefsOf(entries),
+      inlineImages: entries.some(hasImagesToExternalize),
       bytes: async () => v3,
       entries: async () => entries,
     });
     options.onProgress?.({ phase: "verify", member: name, done: ++done, total: files.length });
   }
-  const blobs: BlobSource[] = [...staged.files].map(([path, bytes]) => ({
-    hash: path.slice(path.lastIndexOf("/") + 1),
-    size: bytes.length,
-    read: async () => bytes,
-  }));
-  return placeSessions(storage, candidates, blobs, warnings, options);
+  return placeSessions(storage, candidates, [], warnings, options);
 }
 
-async function externalizeAll(entries: SessionEntry[], blobs: BlobStore): Promise<SessionEntry[]> {
-  const out: SessionEntry[] = [];
-  for (const entry of entries) out.push(await externalizeImages(entry, blobs));
-  return out;
+function blobRefsOf(entries: readonly SessionEntry[]): string[] {
+  const refs = new Set<string>();
+  for (const entry of entries) collectBlobRefs(entry, refs);
+  return hashesOf(refs);
 }
 
 function hashesOf(refs: Iterable<string>): string[] {
@@ -239,6 +248,97 @@ function hashesOf(refs: Iterable<string>): string[] {
     if (hash) out.push(hash);
   }
   return out;
+}
+
+// =============================================================================
+// The store's form
+// =============================================================================
+
+/**
+ * The form the store imported into keeps (its owner's: session/store-owner.ts), and each incoming
+ * session converted to it on the way in. Blob refs resolve from the import's blobs, then the
+ * source store's (`sourceBlobs`), then the store's own; images moved out are staged here and
+ * written to the store before the sessions.
+ */
+class StoreForm {
+  readonly owner: StoreOwner;
+  readonly layout: StoreLayout;
+  readonly images: ImageForm;
+  readonly #staged = bytesPort();
+  readonly #blobs: BlobReader & BlobWriter;
+  readonly #source: BlobStore | null;
+
+  constructor(storage: StoragePort, imported: readonly BlobSource[], options: ImportOptions) {
+    this.layout = options.layout ?? (options.owner && ownerLayout(options.owner)) ?? "pi";
+    this.owner = options.owner ?? defaultStoreOwner(storage, this.layout);
+    this.images = storeImageForm(this.owner);
+    const byHash = new Map(imported.map((blob) => [blob.hash, blob]));
+    const staged = new BlobStore(this.#staged);
+    const source = (this.#source = options.sourceBlobs ? new BlobStore(options.sourceBlobs) : null);
+    const stored = new BlobStore(storage);
+    this.#blobs = {
+      get: async (ref) => {
+        const blob = byHash.get(parseBlobRef(ref) ?? "");
+        if (blob) return blob.read();
+        return (await staged.get(ref)) ?? (await source?.get(ref)) ?? (await stored.get(ref));
+      },
+      put: (bytes) => staged.put(bytes),
+    };
+  }
+
+  /** `entries` with their images in the store's form (a ref that resolves nowhere stays: see placeSessions). */
+  async entries(entries: readonly SessionEntry[]): Promise<SessionEntry[]> {
+    const out: SessionEntry[] = [];
+    for (const entry of entries) out.push(hasImagesToConvert(entry, this.images) ? await imagesInForm(entry, this.images, this.#blobs, () => {}) : entry);
+    return out;
+  }
+
+  /**
+   * The candidate as the store will hold it. A converted session is converted again when its bytes
+   * are written (the same bytes: conversion is deterministic), so memory holds one at a time.
+   */
+  async candidate(candidate: Candidate): Promise<Candidate> {
+    const dialect = storeDialect(this.owner, this.layout, candidate.dialect);
+    const images = this.images === "inline" ? candidate.blobRefs.length > 0 : candidate.inlineImages;
+    if (dialect === candidate.dialect && !images) return candidate;
+    const convert = async () => {
+      const entries = await this.entries(await candidate.entries());
+      return { entries, bytes: encodeSession(dialect, candidate.header, entries) };
+    };
+    const { entries, bytes } = await convert();
+    return {
+      ...candidate,
+      dialect,
+      sha256: await sha256Hex(bytes),
+      blobRefs: blobRefsOf(entries),
+      inlineImages: entries.some(hasImagesToExternalize),
+      bytes: async () => (await convert()).bytes,
+      entries: async () => (await convert()).entries,
+    };
+  }
+
+  /** The blobs images were moved into on the way in. */
+  staged(): BlobSource[] {
+    return [...this.#staged.files].map(([path, bytes]) => ({ hash: path.slice(path.lastIndexOf("/") + 1), size: bytes.length, read: async () => bytes }));
+  }
+
+  /** A blob of the source store (checked against its name when read), or null. */
+  async sourceBlob(hash: string): Promise<BlobSource | null> {
+    const source = this.#source;
+    const stat = source && (await source.storage.stat(source.pathOf(hash)));
+    if (!source || !stat) return null;
+    const path = source.pathOf(hash);
+    return {
+      hash,
+      size: stat.size,
+      read: async () => {
+        const bytes = await source.storage.read(path);
+        const actual = bytes && (await sha256Hex(bytes));
+        if (!bytes || actual !== hash) throw new ArchiveError("blob-hash", `the source store's blob ${bytes ? `hashes to ${actual}` : "vanished"}`, { member: path });
+        return bytes;
+      },
+    };
+  }
 }
 
 // =============================================================================
@@ -272,7 +372,7 @@ class Planner {
     readonly storage: StoragePort,
     readonly index: StoredSessionIndex,
     readonly policy: ConflictPolicy,
-    readonly layout: StoreLayout,
+    readonly form: StoreForm,
   ) {}
 
   async lookup(id: string): Promise<KnownSession | null> {
@@ -323,8 +423,9 @@ class Planner {
   }
 
   async targetPath(header: SessionHeader, id: string, source: string): Promise<string> {
-    const fileName = storeSessionFileName(this.layout, header.timestamp, id);
-    const path = joinPath(storeSessionDir(this.layout, header.cwd ?? ""), fileName);
+    const { layout } = this.form;
+    const fileName = storeSessionFileName(layout, header.timestamp, id);
+    const path = joinPath(storeSessionDir(layout, header.cwd ?? ""), fileName);
     try {
       checkStoragePath(path);
     } catch {
@@ -375,9 +476,10 @@ class Planner {
     const added = async () => (await candidate.entries()).slice(from);
     const rewrite = stored.needsRewrite;
     if (rewrite) {
-      // An older or damaged file is rewritten whole (as v3); its original bytes are kept beside it.
+      // An older or damaged file is rewritten whole (as v3, in the store's form); its original bytes are kept beside it.
+      const entries = async () => [...(await this.form.entries(rewrite.parsed.entries)), ...(await added())];
       this.ops.push({ kind: "write", path: `${stored.path}.before-import-${Date.now()}`, locks: false, bytes: async () => rewrite.original });
-      this.ops.push({ kind: "write", path: stored.path, locks: true, bytes: async () => encodeSession(rewrite.parsed.dialect, rewrite.parsed.header, [...rewrite.parsed.entries, ...(await added())]) });
+      this.ops.push({ kind: "write", path: stored.path, locks: true, bytes: async () => encodeSession(rewrite.parsed.dialect, rewrite.parsed.header, await entries()) });
     } else {
       this.ops.push({ kind: "append", path: stored.path, locks: true, bytes: async () => encodeJsonl((await added()).map((entry) => encodeRecord(stored.dialect, entry))) });
     }
@@ -418,26 +520,40 @@ async function placeSessions(
   warnings: string[],
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const planner = new Planner(storage, await indexStoredSessions(storage), options.onConflict ?? "auto", options.layout ?? "pi");
-  for (const candidate of candidates) await planner.place(candidate);
+  const form = new StoreForm(storage, blobs, options);
+  const planner = new Planner(storage, await indexStoredSessions(storage), options.onConflict ?? "auto", form);
+  const placed: Candidate[] = [];
+  for (const candidate of candidates) placed.push(await form.candidate(candidate));
+  for (const candidate of placed) await planner.place(candidate);
 
+  // A store that keeps images inline gets no blobs: its sessions hold their images.
+  const offered = form.images === "inline" ? [] : [...new Map([...blobs, ...form.staged()].map((blob) => [blob.hash, blob])).values()];
   const blobStore = new BlobStore(storage);
   const blobsToWrite: BlobSource[] = [];
   let present = 0;
-  for (const blob of blobs) {
+  for (const blob of offered) {
     if ((await storage.stat(blobStore.pathOf(blob.hash)))?.size === blob.size) present++;
     else blobsToWrite.push(blob);
   }
-  const available = new Set(blobs.map((b) => b.hash));
+  const available = new Set(offered.map((b) => b.hash));
   const missing = new Set<string>();
   const imported = new Set(planner.sessions.filter((s) => s.action !== "skipped").map((s) => s.source));
-  for (const candidate of candidates) {
+  for (const candidate of placed) {
     if (!imported.has(candidate.source)) continue;
     for (const hash of candidate.blobRefs) {
-      if (!available.has(hash) && !missing.has(hash) && (await storage.stat(blobStore.pathOf(hash))) === null) missing.add(hash);
+      if (available.has(hash) || missing.has(hash) || (await storage.stat(blobStore.pathOf(hash))) !== null) continue;
+      // A ref left in a session for an inline store resolved nowhere; a blob store takes the source store's blob.
+      const fromSource = form.images === "inline" ? null : await form.sourceBlob(hash);
+      if (fromSource) {
+        blobsToWrite.push(fromSource);
+        available.add(hash);
+      } else {
+        missing.add(hash);
+      }
     }
   }
-  for (const hash of missing) warnings.push(`blob ${hash} is referenced but neither in the import nor in the store`);
+  const kept = form.images === "inline" ? `: the session keeps the ref, which ${form.owner} does not resolve` : "";
+  for (const hash of missing) warnings.push(`blob ${hash} is referenced but neither in the import nor in the store${kept}`);
 
   const summary: ImportSummary = {
     dryRun: options.dryRun ?? false,

@@ -3,7 +3,7 @@
  * and the v3 bytes that go into an archive or a store.
  */
 import { BLOB_REF_PREFIX, parseBlobRef, sha256Hex } from "../blobs/blob-store.js";
-import { collectBlobRefs } from "../blobs/images.js";
+import { collectBlobRefs, hasImagesToExternalize } from "../blobs/images.js";
 import { isSessionError } from "../errors.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "../format/jsonl-reader.js";
 import { completeSeed003Entry, EXPECTED_HEADERS, decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
@@ -65,6 +65,8 @@ export interface SessionScan {
   entryIds: string[];
   /** Hashes of the blobs the entries reference (found as the core reader finds them). */
   blobHashes: string[];
+  /** An entry holds an inline image a blob store would move out (`hasImagesToExternalize`). */
+  inlineImages: boolean;
   problems: LineProblem[];
   tail: JsonlTail;
 }
@@ -88,6 +90,7 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
   let previousTimestamp: unknown;
   const entryIds: string[] = [];
   const refs = new Set<string>();
+  let inlineImages = false;
   const port: StoragePort = {
     ...bytesPort(),
     read: async (_path, range) => {
@@ -123,6 +126,8 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
       if (!check.ok) invalid.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}` });
       entryIds.push(record.id as string);
       if (text.includes(BLOB_REF_PREFIX)) collectBlobRefs(record, refs);
+      // An image block's type is the JSON string "image": only those lines are looked into.
+      if (!inlineImages && text.includes('"image"')) inlineImages = hasImagesToExternalize(record);
     },
     { chunkSize: SCAN_CHUNK_BYTES },
   );
@@ -138,7 +143,7 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
     if (hash) blobHashes.push(hash);
   }
   const version = dialect === "pi" ? headerVersion(header) : CURRENT_SESSION_VERSION;
-  return { dialect, header, version, entryIds, blobHashes, problems, tail };
+  return { dialect, header, version, entryIds, blobHashes, inlineImages, problems, tail };
 }
 
 /**

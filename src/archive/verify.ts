@@ -68,6 +68,8 @@ export interface VerifiedSession {
   entryIds: string[];
   /** Hashes of the blobs its entries reference. */
   blobRefs: string[];
+  /** An entry holds an inline image a blob store would move out. */
+  inlineImages: boolean;
 }
 
 export interface VerifiedArchive {
@@ -185,7 +187,7 @@ async function verify(zip: OpenedZip, limits: ArchiveLimits, options: ReadArchiv
   const sessionsChecked = (async () => {
     for (const entry of manifest.sessions) {
       const scan = await verifySession(zip, entry, limits, newSha256);
-      sessions.push({ member: entry.path, manifest: entry, dialect: scan.dialect, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes });
+      sessions.push({ member: entry.path, manifest: entry, dialect: scan.dialect, header: scan.header, entryIds: scan.entryIds, blobRefs: scan.blobHashes, inlineImages: scan.inlineImages });
       if (cached.has(entry.path)) cache.set(entry.path, scan.bytes);
       progress(entry.path);
     }

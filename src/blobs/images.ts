@@ -1,6 +1,7 @@
 /**
  * Image blocks {type:"image", data, mimeType} inside `content` arrays: externalized into the blob
- * store when their base64 is at least 1024 chars, resolved back to base64 on load.
+ * store when their base64 is at least 1024 chars, resolved back to base64 on load, and put in the
+ * form a store keeps (`imagesInForm`: see session/store-owner.ts for whose store keeps which).
  *
  * A synchronous scan finds the blocks first, so entries without images (nearly all) cost no
  * async work; the input is never mutated (copies are made along changed paths only).
@@ -9,6 +10,17 @@ import { base64ToBytes, bytesToBase64 } from "./base64.js";
 import { BLOB_REF_PREFIX, parseBlobRef, type BlobStore } from "./blob-store.js";
 
 export const EXTERNALIZE_MIN_BASE64 = 1024;
+
+/**
+ * How a store's session files hold images: "inline" base64 (pi, xcsh, indusagi, the Python
+ * agent), or "blob-refs", `blob:sha256:<hex>` refs to `blobs/<hex>` for those of 1024 base64
+ * characters or more (oh-my-pi's own form, and sessionkit's stores).
+ */
+export type ImageForm = "inline" | "blob-refs";
+
+/** Where blobs are read from and put. */
+export type BlobReader = Pick<BlobStore, "get">;
+export type BlobWriter = Pick<BlobStore, "put">;
 
 interface ImageBlock {
   type: "image";
@@ -83,15 +95,37 @@ const isRef = (data: string) => data.startsWith(BLOB_REF_PREFIX);
 
 /** Whether `value` holds an inline image big enough to move out: whether externalizeImages may change it. */
 export function hasImagesToExternalize(value: unknown): boolean {
+  return someImage(value, isInlineLarge);
+}
+
+/** Whether `value` holds a blob ref: whether resolveImages may change it. */
+export function hasBlobRefs(value: unknown): boolean {
+  return someImage(value, isRef);
+}
+
+function someImage(value: unknown, test: (data: string) => boolean): boolean {
   let found = false;
   forEachContentImage(value, (block) => {
-    found ||= isInlineLarge(block.data);
+    found ||= test(block.data);
   });
   return found;
 }
 
+/** Whether `imagesInForm(value, form, …)` may change `value`: a synchronous scan, as nearly no record holds an image. */
+export function hasImagesToConvert(value: unknown, form: ImageForm): boolean {
+  return form === "inline" ? hasBlobRefs(value) : hasImagesToExternalize(value);
+}
+
+/**
+ * `value` with its images in `form`: refs resolved to base64 from `blobs` ("inline"; a missing blob
+ * keeps its ref and is reported), or large inline images moved into `blobs` ("blob-refs").
+ */
+export function imagesInForm<T>(value: T, form: ImageForm, blobs: BlobReader & BlobWriter, onMissing: (ref: string) => void): Promise<T> {
+  return form === "inline" ? resolveImages(value, blobs, onMissing) : externalizeImages(value, blobs);
+}
+
 /** Moves large inline images of `value` into `blobs`; returns a copy where something moved. */
-export function externalizeImages<T>(value: T, blobs: BlobStore): Promise<T> {
+export function externalizeImages<T>(value: T, blobs: BlobWriter): Promise<T> {
   return rewriteImages(
     value,
     async (data) => {
@@ -105,7 +139,7 @@ export function externalizeImages<T>(value: T, blobs: BlobStore): Promise<T> {
 }
 
 /** Replaces blob refs of `value` with base64; a missing blob keeps its ref and is reported. */
-export function resolveImages<T>(value: T, blobs: BlobStore, onMissing: (ref: string) => void): Promise<T> {
+export function resolveImages<T>(value: T, blobs: BlobReader, onMissing: (ref: string) => void): Promise<T> {
   return rewriteImages(
     value,
     async (data) => {

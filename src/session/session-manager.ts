@@ -3,7 +3,7 @@
  * through one queue; the first persistence error is latched and rethrown by every later write.
  */
 import { BlobStore } from "../blobs/blob-store.js";
-import { externalizeImages, hasImagesToExternalize, resolveImages } from "../blobs/images.js";
+import { hasImagesToConvert, imagesInForm, resolveImages } from "../blobs/images.js";
 import { SessionError } from "../errors.js";
 import { ReusedEncodeBuffer } from "../format/bytes.js";
 import { encodeRecord, type SessionDialect } from "../format/dialect.js";
@@ -46,6 +46,7 @@ import { listSessions, listAllSessions, findMostRecentSession, type ListOptions 
 import { relocateSession, replaceFirstLine } from "./relocate.js";
 import { sessionStoragePath } from "./session-path.js";
 import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
+import { defaultStoreOwner, ownerLayout, storeImageForm, storeLimitsContent, type StoreOwner } from "./store-owner.js";
 import { prepareValueForPersistence } from "./persist-transform.js";
 import { buildTree, type LabelState } from "./tree.js";
 
@@ -58,9 +59,18 @@ export interface SessionManagerOptions {
   sessionDir?: string;
   /**
    * The store's layout: where new sessions go, their dialect, how a session is named (see
-   * StoreLayout). Default "pi"; a session opened from a seed-003 file defaults to "seed003".
+   * StoreLayout). Default: the owner's layout, else "pi"; a session opened from a seed-003 file
+   * defaults to "seed003".
    */
   layout?: StoreLayout;
+  /**
+   * Whose store this is, and so the form every file written keeps (see StoreOwner): images inline
+   * for pi, indusagi, xcsh and the Python agent ("operator"), as blob refs for oh-my-pi ("omp")
+   * and sessionkit's own stores. Default: "sessionkit" on ports no agent reads (IndexedDB, OPFS,
+   * PostgreSQL, memory), else the agent of the layout ("pi" for "pi", "omp" for "omp",
+   * "operator" for "seed003").
+   */
+  owner?: StoreOwner;
   /**
    * oh-my-pi's terminal breadcrumbs: `terminal-sessions/<terminal id>` names the session this
    * terminal used last, and `continueRecent` prefers it. Off unless given.
@@ -70,11 +80,13 @@ export interface SessionManagerOptions {
   readOnly?: boolean;
   /** pi's rule: write nothing until the session has an assistant message. Default true. */
   deferUntilAssistant?: boolean;
-  /** Move inline images (≥ 1024 base64 chars) into the blob store. Default true. */
-  externalizeImages?: boolean;
   /** "eager": blob refs become base64 on load; "lazy": refs stay until `resolveImages`. Default "eager". */
   resolveImages?: "eager" | "lazy";
-  /** Truncate strings over 500,000 chars on disk (memory keeps them whole). Default true. */
+  /**
+   * oh-my-pi's persistence limits on disk: strings over 500,000 chars cut, `partialJson` and
+   * `jsonlEvents` dropped (memory keeps them whole). Default: the owner's (on for oh-my-pi, xcsh
+   * and sessionkit's stores; off for pi, indusagi and the Python agent, which write entries whole).
+   */
   truncateLargeContent?: boolean;
   /** Take the storage's writer lock for each file written. Default true. */
   lock?: boolean;
@@ -89,8 +101,10 @@ export interface SessionManagerOptions {
   parse?: "lazy" | "full";
 }
 
-type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning" | "layout" | "terminalBreadcrumb">> & {
+type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning" | "layout" | "owner" | "terminalBreadcrumb" | "truncateLargeContent">> & {
   onWarning: (message: string) => void;
+  /** Undefined: the owner's. */
+  truncateLargeContent: boolean | undefined;
 };
 
 /**
@@ -154,8 +168,9 @@ export class SessionManager {
   #cwd: string;
   #sessionDir: string;
   #layout: StoreLayout;
-  /** The layout was given, not inferred from the file opened. */
+  /** The layout was given (or the owner's), not inferred from the file opened. */
   readonly #layoutGiven: boolean;
+  readonly #ownerGiven: StoreOwner | undefined;
   /** The dialect of the session file: what it is read and written in. */
   #dialect: SessionDialect = "pi";
   readonly #breadcrumb: TerminalBreadcrumb | undefined;
@@ -173,6 +188,12 @@ export class SessionManager {
   #problems: LineProblem[] = [];
   /** The version the loaded file was migrated from, null when it was current. */
   #migratedFrom: number | null = null;
+  /**
+   * The file held blob refs when it was loaded, and has not been written whole since. In a store
+   * that keeps images inline they are refs its agent cannot read (written before sessionkit kept
+   * owners' formats): a move or a header rewrite writes the file from memory, images inline.
+   */
+  #fileHasBlobRefs = false;
   /** How the loaded file ended; a torn or unterminated tail is repaired before the next append. */
   #tailToRepair: { path: string; tail: JsonlTail } | null = null;
   /** How far the load read the file, where `follow` reads on; null when it read no session. */
@@ -190,16 +211,16 @@ export class SessionManager {
     this.#storage = storage;
     this.#cwd = cwd;
     this.#sessionDir = sessionDir;
-    this.#layout = options.layout ?? "pi";
-    this.#layoutGiven = options.layout !== undefined;
+    this.#layout = layoutOf(options);
+    this.#layoutGiven = options.layout !== undefined || (options.owner !== undefined && ownerLayout(options.owner) !== undefined);
+    this.#ownerGiven = options.owner;
     this.#breadcrumb = options.terminalBreadcrumb;
     this.#persist = persist && !options.readOnly;
     this.#options = {
       readOnly: options.readOnly ?? false,
       deferUntilAssistant: options.deferUntilAssistant ?? true,
-      externalizeImages: options.externalizeImages ?? true,
       resolveImages: options.resolveImages ?? "eager",
-      truncateLargeContent: options.truncateLargeContent ?? true,
+      truncateLargeContent: options.truncateLargeContent,
       lock: options.lock ?? true,
       onWarning: options.onWarning ?? (() => {}),
       parse: options.parse ?? "lazy",
@@ -213,7 +234,7 @@ export class SessionManager {
 
   /** A new session for `cwd`; its file (and folder) appear with the first assistant message. */
   static async create(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const sm = new SessionManager(storage, cwd, options.sessionDir ?? storeSessionDir(options.layout ?? "pi", cwd), true, options);
+    const sm = new SessionManager(storage, cwd, options.sessionDir ?? storeSessionDir(layoutOf(options), cwd), true, options);
     // No lock yet: nobody else knows a new session's path, and a lock now would leave a folder
     // behind for a session that never writes. The first write takes it.
     sm.newSession();
@@ -247,7 +268,7 @@ export class SessionManager {
    * `cwd`, else a new one.
    */
   static async continueRecent(storage: StoragePort, cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const layout = options.layout ?? "pi";
+    const layout = layoutOf(options);
     const dir = options.sessionDir ?? storeSessionDir(layout, cwd);
     const crumb = options.terminalBreadcrumb ? await readBreadcrumb(storage, options.terminalBreadcrumb) : null;
     const fromCrumb = crumb && sameCwd(crumb.cwd, cwd) && (await storage.stat(crumb.path)) !== null ? crumb.path : null;
@@ -266,7 +287,7 @@ export class SessionManager {
   /**
    * A new session in `targetCwd` holding the full history of `sourcePath` (migrated first), with
    * `parentSession` = the source path (oh-my-pi's layout: the source's id, as oh-my-pi writes). The
-   * new file is in the dialect of `options.layout`.
+   * new file is in the dialect of the layout, its images in the owner's form.
    */
   static async forkFrom(
     storage: StoragePort,
@@ -279,15 +300,21 @@ export class SessionManager {
     if (source.kind !== "session") {
       throw new SessionError("not-a-session", `cannot fork: ${sourcePath} is ${source.kind === "missing" ? "missing" : "empty"}`, { path: sourcePath });
     }
-    const layout = options.layout ?? "pi";
+    const layout = layoutOf(options);
     const dir = options.sessionDir ?? storeSessionDir(layout, targetCwd);
+    const form = storeImageForm(options.owner ?? defaultStoreOwner(storage, layout));
+    const blobs = new BlobStore(storage);
+    const entries: SessionEntry[] = [];
+    for (const entry of source.entries) {
+      const missing = (ref: string) => options.onWarning?.(`${sourcePath}: entry ${entry.id}: missing blob ${ref}`);
+      entries.push(hasImagesToConvert(entry, form) ? await imagesInForm(entry, form, blobs, missing) : entry);
+    }
     const id = createSessionId();
     const timestamp = nowIso();
     const path = joinPath(dir, storeSessionFileName(layout, timestamp, id));
     const parentSession = layout === "omp" ? source.header.id : sourcePath;
     const header = newHeader(layoutDialect(layout), { id, timestamp, cwd: targetCwd, parentSession, title: layout === "omp" ? source.header.title : undefined });
-    // Entries keep their refs: the fork shares the source's blobs.
-    await storage.write(path, encodeSessionFile(layoutDialect(layout), header, source.entries));
+    await storage.write(path, encodeSessionFile(layoutDialect(layout), header, entries));
     return SessionManager.open(storage, path, { ...options, sessionDir: dir, cwdOverride: targetCwd });
   }
 
@@ -314,6 +341,7 @@ export class SessionManager {
     this.#fileStarted = false;
     this.#problems = [];
     this.#migratedFrom = null;
+    this.#fileHasBlobRefs = false;
     this.#tailToRepair = null;
     this.#sessionFile = this.#persist || this.#options.readOnly ? joinPath(this.#sessionDir, storeSessionFileName(this.#layout, timestamp, this.#sessionId)) : undefined;
     if (this.#sessionFile) this.#rememberBreadcrumb();
@@ -359,6 +387,7 @@ export class SessionManager {
     if (cwdOverride === undefined && typeof file.header.cwd === "string") this.#cwd = file.header.cwd;
     this.#problems = file.problems;
     this.#migratedFrom = file.migratedFrom;
+    this.#fileHasBlobRefs = file.entriesWithBlobRefs.size > 0;
     for (const problem of file.problems) this.#options.onWarning(`${path}: ${problem.message}`);
     const entries = this.#options.resolveImages === "eager" ? await this.#resolveEntryImages(file.entries, file.entriesWithBlobRefs) : file.entries;
     this.#setEntries(entries);
@@ -458,6 +487,10 @@ export class SessionManager {
   /** The store layout new files follow (see {@link SessionManagerOptions.layout}). */
   getLayout(): StoreLayout {
     return this.#layout;
+  }
+  /** Whose store the session is written in: what decides the form of its images (see StoreOwner). */
+  getOwner(): StoreOwner {
+    return this.#ownerGiven ?? defaultStoreOwner(this.#storage, this.#layout);
   }
   /** Lines the loader skipped or recovered, with line numbers. */
   getLoadProblems(): readonly LineProblem[] {
@@ -741,7 +774,7 @@ export class SessionManager {
       prefix = await this.#repairTail(batch.path, this.#tailToRepair.tail);
       this.#tailToRepair = null;
     }
-    const bytes = await this.#encode(batch.entries, batch.dialect, prefix, { truncate: this.#options.truncateLargeContent, into: this.#batchBytes });
+    const bytes = await this.#encode(batch.entries, batch.dialect, prefix, { truncate: this.#truncates(), into: this.#batchBytes });
     const appended = this.#storage.append(batch.path, bytes);
     if (batch.syncAfter && this.#storage.sync) {
       // Issued together (ports order operations on one path as called): a port can commit both
@@ -776,18 +809,26 @@ export class SessionManager {
     return "";
   }
 
-  /** JSONL of canonical records in `dialect`, prepared for disk (truncation, blobs); in `options.into` where given. */
+  /** Whether what is written is cut to oh-my-pi's persistence limits: as asked, else as the owner does. */
+  #truncates(): boolean {
+    return this.#options.truncateLargeContent ?? storeLimitsContent(this.getOwner());
+  }
+
+  /** JSONL of canonical records in `dialect`, prepared for disk (truncation, images in the owner's form); in `options.into` where given. */
   async #encode(
     records: readonly unknown[],
     dialect: SessionDialect,
     prefix = "",
-    options: { truncate: boolean; into?: ReusedEncodeBuffer } = { truncate: this.#options.truncateLargeContent },
+    options: { truncate: boolean; into?: ReusedEncodeBuffer } = { truncate: this.#truncates() },
   ): Promise<Uint8Array> {
     const prepared: unknown[] = [];
+    const owner = this.getOwner();
+    const form = storeImageForm(owner);
+    const missing = (ref: string) => this.#options.onWarning(`${this.#sessionFile ?? "session"}: missing blob ${ref}: written as the ref, which ${owner} does not resolve`);
     for (const record of records) {
       let persisted = options.truncate ? prepareValueForPersistence(record) : record;
-      // Checked first: nearly no record has an image to move, and then the batch waits on nothing.
-      if (this.#options.externalizeImages && hasImagesToExternalize(persisted)) persisted = await externalizeImages(persisted, this.#blobs);
+      // Checked first: nearly no record has an image to convert, and then the batch waits on nothing.
+      if (hasImagesToConvert(persisted, form)) persisted = await imagesInForm(persisted, form, this.#blobs, missing);
       prepared.push(encodeRecord(dialect, persisted as Record<string, unknown>));
     }
     const bytes = encodeJsonl(prepared, prefix ? undefined : options.into);
@@ -810,9 +851,10 @@ export class SessionManager {
     const backup = `${path}.v${fromVersion}.bak`;
     await this.#storage.write(backup, original);
     await this.#storage.sync?.(backup);
-    // Truncation would drop text the old file holds: a migration only externalizes images.
+    // Truncation would drop text the old file holds: a migration only puts images in the owner's form.
     await this.#storage.write(path, await this.#encode([this.#header, ...entries], this.#dialect, "", { truncate: false }));
     await this.#storage.sync?.(path);
+    this.#fileHasBlobRefs = false;
     if (keepBackup) {
       this.#options.onWarning(`${path}: migrated from v${fromVersion}; skipped lines are kept in ${backup}`);
     } else {
@@ -990,6 +1032,7 @@ export class SessionManager {
     this.#fileStarted = true;
     this.#problems = [];
     this.#migratedFrom = null;
+    this.#fileHasBlobRefs = false;
     this.#tailToRepair = null;
     this.#unsynced.delete(oldSessionFile);
     this.#rememberBreadcrumb();
@@ -1026,10 +1069,14 @@ export class SessionManager {
         try {
           const headerLine = this.#fileStarted ? await this.#encode([this.#header], this.#dialect) : null;
           // The old file's lines are moved as bytes (lines that did not load too); a file someone
-          // removed is written again from memory.
+          // removed, or one whose images are not in the store's form, is written again from memory.
           const rewrite = async (original: Uint8Array | null) =>
-            original ? replaceFirstLine(original, headerLine!) : { bytes: await this.#encode([this.#header, ...this.#entries.all()], this.#dialect), delta: null };
+            (original && this.#withHeaderLine(oldFile, original, headerLine!)) ?? { bytes: await this.#encode([this.#header, ...this.#entries.all()], this.#dialect), delta: null };
           const moved = await relocateSession(this.#storage, oldFile, newFile, headerLine ? rewrite : null);
+          if (moved && moved.delta === null) {
+            this.#problems = [];
+            this.#fileHasBlobRefs = false;
+          }
           if (this.#tailToRepair?.path === oldFile) {
             this.#tailToRepair = moved?.delta == null ? null : { path: newFile, tail: shiftTail(this.#tailToRepair.tail, moved.delta) };
           }
@@ -1138,10 +1185,27 @@ export class SessionManager {
     await this.#takeLock(path);
     const bytes = await this.#storage.read(path);
     if (!bytes) throw new SessionError("rewrite-failed", `${path} vanished`, { path });
-    const { bytes: out, delta } = replaceFirstLine(bytes, await this.#encode([this.#header], this.#dialect));
+    const replaced = this.#withHeaderLine(path, bytes, await this.#encode([this.#header], this.#dialect));
+    if (!replaced) return this.#rewriteFromMemory(path);
+    const { bytes: out, delta } = replaced;
     await this.#replaceFile(path, out, bytes);
     if (this.#tailToRepair?.path === path) this.#tailToRepair = { path, tail: shiftTail(this.#tailToRepair.tail, delta) };
     this.#unsynced.delete(path);
+  }
+
+  /**
+   * The file's bytes with `headerLine` in place of its first line, or null when the file is to be
+   * written from memory instead: it holds blob refs the store's agent cannot read (see
+   * #fileHasBlobRefs). A file with lines that did not load keeps its bytes (a rewrite could not
+   * carry those lines), with a warning.
+   */
+  #withHeaderLine(path: string, original: Uint8Array, headerLine: Uint8Array): { bytes: Uint8Array; delta: number } | null {
+    const owner = this.getOwner();
+    if (this.#fileHasBlobRefs && storeImageForm(owner) === "inline") {
+      if (!this.#problems.some((p) => p.kind !== "glued")) return null;
+      this.#options.onWarning(`${path}: holds blob refs, which ${owner} does not resolve; its lines are kept as they are, as some did not load`);
+    }
+    return replaceFirstLine(original, headerLine);
   }
 
   /** The whole file from memory, atomically; the old bytes kept aside when lines did not load. */
@@ -1158,6 +1222,7 @@ export class SessionManager {
     }
     await this.#replaceFile(path, await this.#encode([this.#header, ...this.#entries.all()], this.#dialect), original);
     this.#problems = [];
+    this.#fileHasBlobRefs = false;
     this.#tailToRepair = null;
   }
 
@@ -1204,6 +1269,11 @@ export class SessionManager {
     this.#breadcrumbWrites.add(write);
     void write.finally(() => this.#breadcrumbWrites.delete(write));
   }
+}
+
+/** The layout of a store: given, else the owner's, else pi's. */
+function layoutOf(options: Pick<SessionManagerOptions, "layout" | "owner">): StoreLayout {
+  return options.layout ?? (options.owner && ownerLayout(options.owner)) ?? "pi";
 }
 
 /** A torn or unterminated tail after the bytes before it grew by `delta`. */

@@ -139,14 +139,17 @@ describe("export → verify → import", () => {
     expect(lines).toContain(`  ${sample("branching").id}  27 entries  /home/demo/webapp`);
   });
 
-  it("import into an empty root: --json is the API's summary; ls and every context equal the source's", async () => {
+  it("import into an empty root (pi's, as the CLI takes a root it does not know): --json is the API's summary; images inline, no blobs; ls and every context equal the source's", async () => {
     const target = await freshDir("roundtrip");
     const plan = await importArchive(nodeFsStorage({ root: target }), await openAsBlob(archive), { dryRun: true });
     expect(await listing(target)).toEqual([]);
     const summary = parsed<ImportSummary>(await skIn(target, "import", archive, "--json"));
     expect(summary).toEqual(toJson({ ...plan, dryRun: false }));
     expect(summary.sessions.map((s) => s.action)).toEqual(store.sessions.map(() => "created"));
-    expect(summary.blobs).toMatchObject({ written: store.blobs, present: 0 });
+    // The archive's images are refs to its blobs; pi resolves none, so they are written inline.
+    expect(summary.blobs).toEqual({ written: 0, present: 0, bytesWritten: 0 });
+    expect(await readdir(target)).toEqual(["sessions"]);
+    for (const session of summary.sessions) expect(await readFile(join(target, session.path), "utf8")).not.toContain("blob:sha256:");
 
     expect(await listed(target)).toEqual(await listed(root));
     const contexts = await Promise.all(
@@ -173,7 +176,7 @@ describe("export → verify → import", () => {
     const lines = again.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(`${archive}: 8 sessions into ${target}`);
     expect(lines.filter((line) => line.startsWith("  skipped  "))).toHaveLength(8);
-    expect(lines.at(-1)).toBe("blobs: 0 written (0 bytes), 2 already stored");
+    expect(lines.at(-1)).toBe("blobs: 0 written (0 bytes), 0 already stored");
   });
 
   it("--dry-run writes nothing (not even a missing root) and prints the same plan", async () => {
@@ -309,7 +312,7 @@ describe("export options", () => {
 });
 
 describe("import of plain session files", () => {
-  it("a corpus .jsonl: migrated, inline images into blobs, the same context; the file untouched", async () => {
+  it("a corpus .jsonl into pi's store: migrated, images kept inline (no blobs), the same context; the file untouched", async () => {
     const dir = await freshDir("one-file");
     const file = await copyCorpus("hassanad94__dotfiles/2026-05-11T16-45-25-267Z_019e17ed-dd93-72ed-8a55-e44bfa9d2253.jsonl", dir);
     const before = await listing(dir);
@@ -318,8 +321,9 @@ describe("import of plain session files", () => {
     const summary = parsed<ImportSummary>(await skIn(target, "import", file, "--json"));
     expect(summary).toEqual(toJson({ ...plan, dryRun: false }));
     expect(summary.sessions).toMatchObject([{ source: file, action: "created", id: "019e17ed-dd93-72ed-8a55-e44bfa9d2253" }]);
-    expect(summary.blobs.written).toBeGreaterThan(0);
-    expect((await readdir(join(target, "blobs"))).length).toBe(summary.blobs.written);
+    expect(summary.blobs).toEqual({ written: 0, present: 0, bytesWritten: 0 });
+    expect(await readdir(target)).toEqual(["sessions"]);
+    expect(await readFile(join(target, summary.sessions[0]!.path), "utf8")).toContain('"type":"image","data":"iVBORw0KGgo');
     const [imported, original] = await Promise.all([skIn(target, "context", join(target, summary.sessions[0]!.path), "--json"), skIn(target, "context", file, "--json")]);
     expect(parsed(imported)).toEqual(parsed(original));
     expect(await listing(dir)).toEqual(before);

@@ -27,7 +27,8 @@ beforeAll(async () => {
   await build({ configFile: join(REPO, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(dir, "pkg", "web-demo", "dist"), emptyOutDir: true } });
   root = join(dir, "store");
   const storage = nodeFsStorage({ root });
-  const summary = await importSessionFiles(storage, [{ name: "sample.jsonl", bytes: new TextEncoder().encode(SAMPLE_SESSION) }]);
+  // A store of sessionkit's own: the sample's images go to blobs/, which the page must carry.
+  const summary = await importSessionFiles(storage, [{ name: "sample.jsonl", bytes: new TextEncoder().encode(SAMPLE_SESSION) }], { owner: "sessionkit" });
   sessionId = summary.sessions[0]!.id;
   await storage.close();
 }, 180_000);

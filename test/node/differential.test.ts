@@ -31,7 +31,8 @@ const OPS_PER_SEQUENCE = 40;
 const BASE_SEED = 0x5e55_1000;
 const CWD = "/home/dev/diff-project";
 const OUR_SESSION_DIR = "sessions";
-const OUR_OPTIONS = { externalizeImages: false } as const;
+/** pi's store: what we write there is what pi writes. */
+const OUR_OPTIONS = { owner: "pi" } as const;
 
 /** What both SessionManagers offer with the same names and meaning (pi's is cast to it). */
 interface SessionApi {

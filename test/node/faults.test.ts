@@ -21,6 +21,9 @@ import {
 import { CORPUS_DIR } from "../shared/corpus.js";
 import { faultyPort, type FaultyPort } from "../shared/faulty-port.js";
 
+/** The script's store is sessionkit's own (its images go to blobs/): the wrapped port's kind names no store kind. */
+const OWN_STORE = { owner: "sessionkit" } as const;
+
 const CWD = "/work/app";
 
 function user(text: string, images: string[] = []): AgentMessage {
@@ -103,7 +106,7 @@ async function runScript(storage: StoragePort): Promise<ScriptRun> {
       name: "create",
       opens: true,
       run: async () => {
-        sm = await SessionManager.create(storage, CWD);
+        sm = await SessionManager.create(storage, CWD, OWN_STORE);
         run.path = sm.getSessionFile();
         run.header = sm.getHeader() ?? undefined;
       },
@@ -133,7 +136,7 @@ async function runScript(storage: StoragePort): Promise<ScriptRun> {
       name: "reopen",
       opens: true,
       run: async () => {
-        sm = await SessionManager.open(storage, run.path!);
+        sm = await SessionManager.open(storage, run.path!, OWN_STORE);
         run.reopened = sm.getEntries();
       },
     },

@@ -32,7 +32,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "SearchIndexProgress", "SearchOptions", "SearchSource", "SessionContext", "SessionDialect", "SessionEntry",
       "SessionErrorCode", "SessionFileInput", "SessionFollow", "SessionHeader", "SessionInfo", "SessionInfoEntry",
       "SessionInitEntry", "SessionManagerOptions", "SessionTreeNode", "SqliteOptions", "StorageErrorCode", "StorageLock", "StoragePort",
-      "StorageWatch", "StoreLayout", "TailRead", "TerminalBreadcrumb", "TextContent", "ThinkingLevelChangeEntry",
+      "StorageWatch", "StoreLayout", "StoreOwner", "TailRead", "TerminalBreadcrumb", "TextContent", "ThinkingLevelChangeEntry",
       "TtsrInjectionEntry", "VerifySummary",
     ],
   },

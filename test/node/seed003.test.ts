@@ -234,7 +234,7 @@ describe("a session created in seed 003's dialect", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Every kind of entry, an image that goes to the blob store, a leaf entry, a cleared label. */
+  /** Every kind of entry, a large image (the Python agent keeps it in its line), a leaf entry, a cleared label. */
   async function writeEverything(): Promise<SessionManager> {
     const sm = await SessionManager.create(storage, "/my/project", { layout: "seed003" });
     const u1 = sm.appendMessage(userMsg("hello"));
@@ -273,7 +273,10 @@ describe("a session created in seed 003's dialect", () => {
     for (const line of lines) {
       expect(Object.keys(line).filter((key) => /[A-Z]/.test(key)), JSON.stringify(line)).toEqual([]);
     }
-    expect(JSON.stringify(lines[5])).toContain('"blob:sha256:');
+    // The agent resolves no blob refs: the image stays inline, byte for byte, and no blob is written.
+    expect(JSON.stringify(lines[5])).toContain(`"data":"${Buffer.from(noise(3000)).toString("base64")}"`);
+    expect(JSON.stringify(lines)).not.toContain("blob:sha256:");
+    expect(await readdir(dir)).toEqual(["sessions"]);
 
     const reopened = await SessionManager.open(storage, path);
     expect(reopened.getEntries()).toEqual(sm.getEntries());
@@ -295,7 +298,7 @@ describe("a session created in seed 003's dialect", () => {
     expect(encodeSessionFile(file.dialect, file.header, file.entries)).toEqual(bytes);
 
     const reopened = await SessionManager.open(storage, path);
-    await reopened.rewriteEntries(); // the whole file again, from memory (images resolved, then stored again)
+    await reopened.rewriteEntries(); // the whole file again, from memory
     await reopened.close();
     expect(await storage.read(path)).toEqual(bytes);
   });

@@ -82,7 +82,7 @@ describe("sessionkit --store postgres://…", () => {
 
   it("an unreachable server is one line naming the store, without its password", async () => {
     const result = await runCli(bundle, ["--store", "postgres://postgres:secret@127.0.0.1:1/db", "ls", "--all"]);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(4); // failed: the database cannot be reached (docs/cli.md, exit codes)
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toMatch(/^sessionkit: ls: .*ECONNREFUSED/);
     expect(result.stderr).not.toContain("secret");

@@ -14,6 +14,7 @@ import { decodeRecord, detectDialect } from "../../src/format/dialect.js";
 import { encodeJsonl } from "../../src/format/session-file.js";
 import { joinPath, parentDir } from "../../src/port.js";
 import { storeSessionDir } from "../../src/session/paths.js";
+import { storeImageForm } from "../../src/session/store-owner.js";
 import { assistantMsg, userMsg } from "./messages.js";
 
 export interface StorageUnderTest {
@@ -166,7 +167,7 @@ export function describeSessionManagerSuite(
       return reopened;
     }
 
-    it("create, append user/assistant/toolResult with images, flush: reopening gives equal entries, tree and context", async () => {
+    it("create, append user/assistant/toolResult with images, flush: large images in the store owner's form; reopening gives equal entries, tree and context", async () => {
       const big = pseudoRandomBytes(2000, 1); // 2,668 base64 chars: a blob
       const small = pseudoRandomBytes(100, 2); // 136 chars: stays inline
       const screenshot = pseudoRandomBytes(3000, 3);
@@ -181,18 +182,26 @@ export function describeSessionManagerSuite(
       expect(path.startsWith(`${dirOf(CWD)}/`)).toBe(true);
       const records = await readJsonl(storage, path);
       expect(records.map((r) => r.type)).toEqual(["session", "message", "message", "message", "message"]);
+      // Blob refs in sessionkit's own stores (memory, IndexedDB, OPFS); inline in an agent's (pi's, on files).
+      const refs = storeImageForm(sm.getOwner()) === "blob-refs";
       for (const [bytes, line] of [
         [big, 1],
         [screenshot, 3],
       ] as const) {
         const hash = await sha256Hex(bytes);
-        expect(await storage.read(`blobs/${hash}`), `blobs/${hash}`).toEqual(bytes);
         const lineText = JSON.stringify(records[line]);
-        expect(lineText).toContain(`"${BLOB_REF_PREFIX}${hash}"`);
-        expect(lineText).not.toContain(bytesToBase64(bytes));
+        if (refs) {
+          expect(await storage.read(`blobs/${hash}`), `blobs/${hash}`).toEqual(bytes);
+          expect(lineText).toContain(`"${BLOB_REF_PREFIX}${hash}"`);
+          expect(lineText).not.toContain(bytesToBase64(bytes));
+        } else {
+          expect(lineText).toContain(bytesToBase64(bytes));
+          expect(lineText).not.toContain(BLOB_REF_PREFIX);
+        }
       }
       expect(JSON.stringify(records[1])).toContain(bytesToBase64(small));
-      expect((await storage.list("blobs")).map((entry) => entry.name).sort()).toEqual([await sha256Hex(big), await sha256Hex(screenshot)].sort());
+      const blobs = refs ? [await sha256Hex(big), await sha256Hex(screenshot)].sort() : [];
+      expect((await storage.list("blobs")).map((entry) => entry.name).sort()).toEqual(blobs);
 
       await sm.close();
       const reopened = await open(path);

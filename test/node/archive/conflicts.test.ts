@@ -10,7 +10,7 @@ import { ArchiveError, exportArchive, importArchive, importSessionFiles, verifyA
 import { SessionManager, StorageError, type StoragePort } from "../../../src/index.js";
 import { CORPUS_DIR } from "../../shared/corpus.js";
 import { zipMembers } from "../../shared/zip-fixtures.js";
-import { assistant, exportToBytes, listing, memorySink, noise, sha256, tempStore, user, type TempStore } from "./helpers.js";
+import { assistant, exportToBytes, listing, memorySink, noise, OWN_STORE, sha256, tempStore, user, type TempStore } from "./helpers.js";
 
 const CWD = "/work/app";
 let stores: TempStore[] = [];
@@ -31,7 +31,7 @@ afterAll(() => terminateWorkers());
 
 /** A session with `turns` user/assistant pairs; returns its path. */
 async function createSession(storage: StoragePort, turns: number, image?: Uint8Array): Promise<string> {
-  const sm = await SessionManager.create(storage, CWD, { deferUntilAssistant: false });
+  const sm = await SessionManager.create(storage, CWD, { ...OWN_STORE, deferUntilAssistant: false });
   for (let i = 0; i < turns; i++) {
     sm.appendMessage(user(`question ${i}`, i === 0 ? image : undefined));
     sm.appendMessage(assistant(`answer ${i}`));
@@ -42,7 +42,7 @@ async function createSession(storage: StoragePort, turns: number, image?: Uint8A
 }
 
 async function appendTurn(storage: StoragePort, path: string, text: string): Promise<void> {
-  const sm = await SessionManager.open(storage, path);
+  const sm = await SessionManager.open(storage, path, OWN_STORE);
   sm.appendMessage(user(text));
   sm.appendMessage(assistant(`re: ${text}`));
   await sm.close();
@@ -169,7 +169,7 @@ describe("blobs", () => {
     expect(withBlobs.summary.blobs).toEqual({ count: 1, bytes: 3000 });
     const target = await store();
     const progress: string[] = [];
-    const summary = await importArchive(target.storage, withBlobs.bytes, { onProgress: (p) => progress.push(`${p.phase} ${p.member} ${p.done}/${p.total}`) });
+    const summary = await importArchive(target.storage, withBlobs.bytes, { ...OWN_STORE, onProgress: (p) => progress.push(`${p.phase} ${p.member} ${p.done}/${p.total}`) });
     expect(summary.blobs).toEqual({ written: 1, present: 0, bytesWritten: 3000 });
     expect(progress).toEqual([
       `verify blobs/${blob!.name} 1/2`,
@@ -184,11 +184,11 @@ describe("blobs", () => {
     expect((await zipMembers(without.bytes)).map((m) => m.name)).toEqual(["manifest.json", `sessions/${without.summary.sessions[0]!.id}.jsonl`]);
     expect((await verifyArchive(without.bytes)).blobsNotInArchive).toEqual([blob!.name]);
     const bare = await store();
-    const imported = await importArchive(bare.storage, without.bytes);
+    const imported = await importArchive(bare.storage, without.bytes, OWN_STORE);
     expect(imported.missingBlobs).toEqual([blob!.name]);
     expect(imported.warnings).toEqual([`blob ${blob!.name} is referenced but neither in the import nor in the store`]);
     // Into a store that has the blob already, nothing is missing.
-    expect((await importArchive(target.storage, without.bytes)).missingBlobs).toEqual([]);
+    expect((await importArchive(target.storage, without.bytes, OWN_STORE)).missingBlobs).toEqual([]);
   });
 });
 
@@ -373,7 +373,7 @@ describe("commit failures", () => {
     const full = await exportToBytes(origin.storage, [extended, created]);
 
     const target = await store();
-    await importArchive(target.storage, shorter.bytes);
+    await importArchive(target.storage, shorter.bytes, OWN_STORE);
     const before = await listing(target.root);
     // The blob is written and the stored session appended to; then the new session's write fails.
     const calls: string[] = [];
@@ -390,7 +390,7 @@ describe("commit failures", () => {
         return target.storage.write(path, data);
       },
     };
-    const error = await importArchive(failing, full.bytes).catch((e) => e);
+    const error = await importArchive(failing, full.bytes, OWN_STORE).catch((e) => e);
     expect(calls.map((c) => c.split(" ")[0])).toEqual(["write", "append", "write"]);
     expect(calls[0]).toMatch(/^write blobs\/[0-9a-f]{64}$/);
     expect(calls[1]).toBe(`append ${extended}`);
@@ -400,7 +400,7 @@ describe("commit failures", () => {
     expect(error.message).toContain("every change of this import was undone");
     expect(await listing(target.root)).toEqual(before);
     // The same import on healthy storage then succeeds.
-    const summary = await importArchive(target.storage, full.bytes);
+    const summary = await importArchive(target.storage, full.bytes, OWN_STORE);
     expect(summary.sessions.map((s) => s.action)).toEqual(["extended", "created"]);
   });
 

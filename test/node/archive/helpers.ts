@@ -7,6 +7,12 @@ import { nodeFsStorage, type NodeFsStorage } from "../../../adapters/node-fs/ind
 import { exportArchive, type ExportOptions, type ExportSessionSpec, type ExportSummary } from "../../../src/archive/index.js";
 import type { StoragePort } from "../../../src/port.js";
 
+/**
+ * What makes a temp store sessionkit's own (large images in blobs/): the store these tests move
+ * blobs through. A node-fs root is otherwise an agent's (pi's), whose images stay inline.
+ */
+export const OWN_STORE = { owner: "sessionkit" } as const;
+
 export interface TempStore {
   /** A directory holding only the store, to catch anything written beside it. */
   parent: string;

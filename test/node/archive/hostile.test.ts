@@ -10,7 +10,7 @@ import { ArchiveError, importArchive, verifyArchive, type ArchiveErrorCode, type
 import { SessionManager } from "../../../src/index.js";
 import { nodeArchiveCodecs } from "../../../adapters/node-fs/index.js";
 import { bytesOf, editManifest, patchField, patchUnixMode, rebuildZip, renameMember, zipBytes, zipMembers, type FixtureEntry } from "../../shared/zip-fixtures.js";
-import { assistant, exportToBytes, listing, noise, sha256, tempStore, user, type ListedFile, type TempStore } from "./helpers.js";
+import { assistant, exportToBytes, listing, noise, OWN_STORE, sha256, tempStore, user, type ListedFile, type TempStore } from "./helpers.js";
 
 let origin: TempStore;
 let target: TempStore;
@@ -26,7 +26,7 @@ const zerosMember = `blobs/${sha256(zeros)}`;
 
 beforeAll(async () => {
   origin = await tempStore();
-  const sm = await SessionManager.create(origin.storage, "/work/app", { deferUntilAssistant: false });
+  const sm = await SessionManager.create(origin.storage, "/work/app", { ...OWN_STORE, deferUntilAssistant: false });
   for (let i = 0; i < 5; i++) {
     sm.appendMessage(user(`question ${i} ${"context ".repeat(20)}`, i === 0 ? noise(4000, 11) : undefined));
     sm.appendMessage(assistant(`answer ${i}`));
@@ -40,7 +40,7 @@ beforeAll(async () => {
 
   // The store under attack already holds a session of its own.
   target = await tempStore();
-  const own = await SessionManager.create(target.storage, "/home/me", { deferUntilAssistant: false });
+  const own = await SessionManager.create(target.storage, "/home/me", { ...OWN_STORE, deferUntilAssistant: false });
   own.appendMessage(user("mine"));
   own.appendMessage(assistant("yours"));
   await own.close();
@@ -251,7 +251,7 @@ describe.each([
   for (const hostile of cases) {
     it(`${hostile.name} → ${hostile.code}`, async () => {
       const bytes = await hostile.build();
-      const options = { ...codecs, ...(hostile.limits ? { limits: hostile.limits } : {}) };
+      const options = { ...OWN_STORE, ...codecs, ...(hostile.limits ? { limits: hostile.limits } : {}) };
       const error = await importArchive(target.storage, bytes, options).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ArchiveError);
       const archiveError = error as ArchiveError;
@@ -272,7 +272,7 @@ describe("the limits can be raised and the base archive is valid", () => {
   it("the unmodified archive imports (into another store)", async () => {
     const other = await tempStore();
     try {
-      const summary = await importArchive(other.storage, base);
+      const summary = await importArchive(other.storage, base, OWN_STORE);
       expect(summary.sessions[0]).toMatchObject({ action: "created", id: sessionId });
     } finally {
       await other.cleanup();

@@ -15,7 +15,7 @@ import { nodeArchiveCodecs, nodeCrc32, nodeDeflateSession } from "../../../adapt
 import { crc32 } from "../../../src/archive/hashes.js";
 import { importArchive, verifyArchive } from "../../../src/archive/index.js";
 import { SessionManager } from "../../../src/index.js";
-import { exportToBytes, noise, tempStore, user, assistant, type TempStore } from "./helpers.js";
+import { exportToBytes, noise, OWN_STORE, tempStore, user, assistant, type TempStore } from "./helpers.js";
 
 const execFileAsync = promisify(execFile);
 const PIECE = 4 << 20;
@@ -78,7 +78,7 @@ describe("exportArchive with nodeArchiveCodecs", () => {
   beforeAll(async () => {
     store = await tempStore();
     target = await tempStore();
-    const sm = await SessionManager.create(store.storage, "/project/pieces");
+    const sm = await SessionManager.create(store.storage, "/project/pieces", OWN_STORE);
     for (let i = 0; i < 90; i++) {
       sm.appendMessage(user(prose(60_000, i), i === 10 ? image : undefined) as never);
       sm.appendMessage(assistant(prose(40_000, 1000 + i)) as never);
@@ -108,7 +108,7 @@ describe("exportArchive with nodeArchiveCodecs", () => {
 
   it("imports with the core's web codecs into the same bytes, and verifies", async () => {
     expect((await verifyArchive(new Blob([archive as Uint8Array<ArrayBuffer>]))).ok).toBe(true);
-    const summary = await importArchive(target.storage, new Blob([archive as Uint8Array<ArrayBuffer>]));
+    const summary = await importArchive(target.storage, new Blob([archive as Uint8Array<ArrayBuffer>]), OWN_STORE);
     expect(summary.blobs.written).toBe(1);
     const imported = await target.storage.read(summary.sessions[0]!.path);
     expect(Buffer.from(imported!).equals(Buffer.from(session))).toBe(true);
@@ -117,7 +117,7 @@ describe("exportArchive with nodeArchiveCodecs", () => {
   it("imports with nodeArchiveCodecs into the same bytes; a flipped byte in a stored blob fails its CRC-32, the store unchanged", async () => {
     const fresh = await tempStore();
     try {
-      const summary = await importArchive(fresh.storage, new Blob([archive as Uint8Array<ArrayBuffer>]), nodeArchiveCodecs);
+      const summary = await importArchive(fresh.storage, new Blob([archive as Uint8Array<ArrayBuffer>]), { ...OWN_STORE, ...nodeArchiveCodecs });
       expect(Buffer.from((await fresh.storage.read(summary.sessions[0]!.path))!).equals(Buffer.from(session))).toBe(true);
     } finally {
       await fresh.cleanup();
@@ -128,7 +128,7 @@ describe("exportArchive with nodeArchiveCodecs", () => {
     damaged[at + 25_000]! ^= 0x01;
     const empty = await tempStore();
     try {
-      await expect(importArchive(empty.storage, new Blob([damaged as Uint8Array<ArrayBuffer>]), nodeArchiveCodecs)).rejects.toMatchObject({ name: "ArchiveError", code: "crc" });
+      await expect(importArchive(empty.storage, new Blob([damaged as Uint8Array<ArrayBuffer>]), { ...OWN_STORE, ...nodeArchiveCodecs })).rejects.toMatchObject({ name: "ArchiveError", code: "crc" });
       expect(await empty.storage.list("")).toEqual([]);
     } finally {
       await empty.cleanup();

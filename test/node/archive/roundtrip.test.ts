@@ -15,7 +15,7 @@ import { collectBlobRefs } from "../../../src/blobs/images.js";
 import { parseBlobRef } from "../../../src/blobs/blob-store.js";
 import { CORPUS_DIR, GLUED_FILES, loadPiReference } from "../../shared/corpus.js";
 import { zipMembers } from "../../shared/zip-fixtures.js";
-import { listing, sha256, tempStore, type TempStore } from "./helpers.js";
+import { listing, OWN_STORE, sha256, tempStore, type TempStore } from "./helpers.js";
 
 const reference = loadPiReference();
 const corpusFiles = Object.keys(reference.files).sort();
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await cp(CORPUS_DIR, join(source.root, "corpus"), { recursive: true });
   const files = [];
   for (const file of corpusFiles) files.push({ name: file, bytes: (await source.storage.read(`corpus/${file}`))! });
-  plain = await importSessionFiles(source.storage, files);
+  plain = await importSessionFiles(source.storage, files, OWN_STORE);
   archivePath = join(source.parent, "corpus.zip");
   exported = await exportArchive(
     source.storage,
@@ -42,7 +42,7 @@ beforeAll(async () => {
     Writable.toWeb(createWriteStream(archivePath)) as WritableStream<Uint8Array>,
   );
   archiveBytes = await readFile(archivePath);
-  firstImport = await importArchive(target.storage, await openAsBlob(archivePath));
+  firstImport = await importArchive(target.storage, await openAsBlob(archivePath), OWN_STORE);
 });
 
 afterAll(async () => {
@@ -87,7 +87,7 @@ describe("plain pi files import", () => {
     const before = await listing(source.root);
     const files = [];
     for (const file of corpusFiles) files.push({ name: file, bytes: (await source.storage.read(`corpus/${file}`))! });
-    const again = await importSessionFiles(source.storage, files);
+    const again = await importSessionFiles(source.storage, files, OWN_STORE);
     expect(again.sessions.map((s) => s.action)).toEqual(corpusFiles.map(() => "skipped"));
     expect(again.blobs.written).toBe(0);
     expect(await listing(source.root)).toEqual(before);
@@ -149,7 +149,7 @@ describe("archive round trip", () => {
 
   it("importing the same archive twice changes nothing", async () => {
     const before = await listing(target.root);
-    const again = await importArchive(target.storage, archiveBytes);
+    const again = await importArchive(target.storage, archiveBytes, OWN_STORE);
     expect(again.sessions.map((s) => s.action)).toEqual(corpusFiles.map(() => "skipped"));
     expect(again.blobs).toEqual({ written: 0, present: exported.blobs.count, bytesWritten: 0 });
     expect(await listing(target.root)).toEqual(before);

@@ -21,7 +21,7 @@ import { SessionManager } from "../../../src/index.js";
 import { StorageError, type StoragePort } from "../../../src/port.js";
 import { CORPUS_DIR, loadPiReference } from "../../shared/corpus.js";
 import { editManifest, patchField, rebuildZip, zipBytes, zipMembers } from "../../shared/zip-fixtures.js";
-import { assistant, exportToBytes, listing, memorySink, noise, sha256, tempStore, user, type TempStore } from "./helpers.js";
+import { assistant, exportToBytes, listing, memorySink, noise, OWN_STORE, sha256, tempStore, user, type TempStore } from "./helpers.js";
 
 const stores: TempStore[] = [];
 async function store(): Promise<TempStore> {
@@ -238,7 +238,7 @@ describe("scanSessionBytes", () => {
 
   it("finds blob refs and reads lines far longer than its chunks, across chunk edges", async () => {
     const origin = await store();
-    const sm = await SessionManager.create(origin.storage, "/work/long", { deferUntilAssistant: false });
+    const sm = await SessionManager.create(origin.storage, "/work/long", { ...OWN_STORE, deferUntilAssistant: false });
     sm.appendMessage(user("with an image", noise(3000, 5)));
     // Lines of 1 byte to 300 KB around the 64 KiB chunk size.
     for (const size of [10, 65_400, 65_536, 65_600, 131_072, 300_000, 1]) sm.appendMessage(assistant("x".repeat(size)));
@@ -272,7 +272,7 @@ describe("scanSessionBytes", () => {
 /** A store holding one session with `images` images, and its archive. */
 async function sessionWithImages(images: number): Promise<{ origin: TempStore; path: string; archive: Uint8Array }> {
   const origin = await store();
-  const sm = await SessionManager.create(origin.storage, "/work/images", { deferUntilAssistant: false });
+  const sm = await SessionManager.create(origin.storage, "/work/images", { ...OWN_STORE, deferUntilAssistant: false });
   for (let i = 0; i < images; i++) {
     sm.appendMessage(user(`image ${i}`, noise(2000 + i, i + 1)));
     sm.appendMessage(assistant(`seen ${i}`));
@@ -286,14 +286,14 @@ describe("stored members and concurrent writes", () => {
   it("imports from a Blob (stored members read as ranges of it) with the blobs byte for byte, and names a stored member whose CRC-32 is wrong", async () => {
     const { origin, path, archive } = await sessionWithImages(12);
     const target = await store();
-    const summary = await importArchive(target.storage, new Blob([archive as Uint8Array<ArrayBuffer>]));
+    const summary = await importArchive(target.storage, new Blob([archive as Uint8Array<ArrayBuffer>]), OWN_STORE);
     expect(summary.blobs.written).toBe(12);
     for (const blob of await origin.storage.list("blobs")) expect(sha256((await target.storage.read(`blobs/${blob.name}`))!)).toBe(blob.name);
     expect(await target.storage.read(path)).toEqual(await origin.storage.read(path));
 
     const member = (await zipMembers(archive)).filter((m) => m.name.startsWith("blobs/"))[5]!.name;
     const empty = await store();
-    const error = await importArchive(empty.storage, new Blob([patchField(archive, member, "crc", (crc) => crc ^ 1) as Uint8Array<ArrayBuffer>])).catch((e: unknown) => e);
+    const error = await importArchive(empty.storage, new Blob([patchField(archive, member, "crc", (crc) => crc ^ 1) as Uint8Array<ArrayBuffer>]), OWN_STORE).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "crc", member });
     expect(await listing(empty.root)).toEqual([]);
   });
@@ -315,7 +315,7 @@ describe("stored members and concurrent writes", () => {
         return target.storage.write(path, data);
       },
     };
-    const error = await importArchive(failing, archive).catch((e: unknown) => e);
+    const error = await importArchive(failing, archive, OWN_STORE).catch((e: unknown) => e);
     const writes = written.length;
     expect(error).toMatchObject({ code: "write-failed", member: written[9], message: expect.stringContaining("device error 10") });
     expect((error as Error).message).toContain("every change of this import was undone");

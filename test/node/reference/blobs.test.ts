@@ -22,6 +22,8 @@ import { assistantMsg, userMsg } from "../../shared/messages.js";
 
 const CWD = "/work/app";
 const SESSION_DIR = "sessions/x";
+/** oh-my-pi's own store: the form these tests check is oh-my-pi's (blob refs). */
+const OMP: SessionManagerOptions = { owner: "omp" };
 
 let root: string;
 let storage: NodeFsStorage;
@@ -67,7 +69,7 @@ const blobFiles = () => readdir(join(root, "blobs")).catch(() => [] as string[])
 
 /** A session whose user message carries `images`, written and closed; returns its path and ids. */
 async function writeSessionWithImages(images: object[], extraText = "look"): Promise<{ path: string; id: string }> {
-  const sm = await SessionManager.create(storage, CWD, { sessionDir: SESSION_DIR });
+  const sm = await SessionManager.create(storage, CWD, { ...OMP, sessionDir: SESSION_DIR });
   const id = sm.appendMessage({ role: "user", content: [{ type: "text", text: extraText }, ...images], timestamp: Date.now() });
   sm.appendMessage(assistantMsg("seen"));
   await sm.close();
@@ -83,7 +85,7 @@ describe("externalization threshold (C 6)", () => {
     expect(small).toHaveLength(1023);
     expect(large).toHaveLength(1024);
 
-    const sm = await track(SessionManager.create(storage, CWD, { sessionDir: SESSION_DIR }));
+    const sm = await track(SessionManager.create(storage, CWD, { ...OMP, sessionDir: SESSION_DIR }));
     const id = sm.appendMessage({ role: "user", content: [{ type: "text", text: "two images" }, image(small), image(large)], timestamp: 1 });
     sm.appendMessage(assistantMsg("seen"));
     await sm.flush();
@@ -100,7 +102,7 @@ describe("externalization threshold (C 6)", () => {
 
   it("images in custom_message content are externalized too, and the same image is stored once", async () => {
     const raw = bytes(3000, 3);
-    const sm = await track(SessionManager.create(storage, CWD, { sessionDir: SESSION_DIR }));
+    const sm = await track(SessionManager.create(storage, CWD, { ...OMP, sessionDir: SESSION_DIR }));
     sm.appendMessage({ role: "user", content: [image(raw.toString("base64"))], timestamp: 1 });
     sm.appendMessage(assistantMsg("seen"));
     const customId = sm.appendCustomMessageEntry("screenshot", [{ type: "text", text: "again" }, { type: "image", data: raw.toString("base64"), mimeType: "image/png" }], true);
@@ -123,7 +125,7 @@ describe("already a ref (C 7)", () => {
     expect(content[1]).toEqual(image(ref));
     expect(await blobFiles()).toEqual(blobsBefore);
 
-    const reopened = await track(SessionManager.open(storage, path));
+    const reopened = await track(SessionManager.open(storage, path, OMP));
     expect(((reopened.getEntry(id) as MessageEntry).message.content as Array<{ data: string }>)[1]!.data).toBe(raw.toString("base64"));
   });
 });
@@ -135,7 +137,7 @@ describe("reload (C 8)", () => {
     const { path, id } = await writeSessionWithImages([image(a), image(b)]);
     expect(JSON.stringify(await recordsOnDisk(path))).not.toContain(a.slice(0, 200));
 
-    const reopened = await track(SessionManager.open(storage, path));
+    const reopened = await track(SessionManager.open(storage, path, OMP));
     const content = (reopened.getEntry(id) as MessageEntry).message.content as Array<{ data?: string }>;
     expect(content.map((c) => c.data)).toEqual([undefined, a, b]);
     expect(reopened.buildSessionContext().messages[0]).toMatchObject({ content: [{ type: "text" }, { data: a }, { data: b }] });
@@ -144,7 +146,7 @@ describe("reload (C 8)", () => {
   it("resolveImages \"lazy\" keeps refs on load until resolveImages() is asked", async () => {
     const a = bytes(5000, 5).toString("base64");
     const { path, id } = await writeSessionWithImages([image(a)]);
-    const options: SessionManagerOptions = { resolveImages: "lazy" };
+    const options: SessionManagerOptions = { ...OMP, resolveImages: "lazy" };
     const reopened = await track(SessionManager.open(storage, path, options));
     const entry = reopened.getEntry(id) as MessageEntry;
     expect((entry.message.content as Array<{ data?: string }>)[1]!.data).toMatch(/^blob:sha256:[0-9a-f]{64}$/);
@@ -158,7 +160,7 @@ describe("reload (C 8)", () => {
     await unlink(join(root, "blobs", sha256(raw)));
 
     const warnings: string[] = [];
-    const reopened = await track(SessionManager.open(storage, path, { onWarning: (w) => warnings.push(w) }));
+    const reopened = await track(SessionManager.open(storage, path, { ...OMP, onWarning: (w) => warnings.push(w) }));
     const ref = `blob:sha256:${sha256(raw)}`;
     expect(((reopened.getEntry(id) as MessageEntry).message.content as Array<{ data?: string }>)[1]!.data).toBe(ref);
     expect(warnings.some((w) => w.includes(ref))).toBe(true);
@@ -178,7 +180,7 @@ describe("session-persistence-images (B)", () => {
       isError: false,
       timestamp: 1,
     };
-    const sm = await track(SessionManager.create(storage, CWD, { sessionDir: SESSION_DIR }));
+    const sm = await track(SessionManager.create(storage, CWD, { ...OMP, sessionDir: SESSION_DIR }));
     sm.appendMessage(userMsg("take a screenshot"));
     sm.appendMessage(assistantMsg("taking it"));
     const id = sm.appendMessage(toolResult);
@@ -189,7 +191,7 @@ describe("session-persistence-images (B)", () => {
     expect(onDisk.content[1].data).toBe(`blob:sha256:${sha256(Buffer.from(contentImage, "base64"))}`);
     expect(onDisk.details.images[0].data).toBe(detailImage);
 
-    const reopened = await track(SessionManager.open(storage, path));
+    const reopened = await track(SessionManager.open(storage, path, OMP));
     expect((reopened.getEntry(id) as MessageEntry).message).toEqual(toolResult);
   });
 });
@@ -233,7 +235,7 @@ describe("blob-store ref validation (B)", () => {
 
     const { path, id } = await writeSessionWithImages([image("blob:sha256:../../../secret.txt")]);
     const warnings: string[] = [];
-    const reopened = await track(SessionManager.open(storage, path, { onWarning: (w) => warnings.push(w) }));
+    const reopened = await track(SessionManager.open(storage, path, { ...OMP, onWarning: (w) => warnings.push(w) }));
     expect(((reopened.getEntry(id) as MessageEntry).message.content as Array<{ data?: string }>)[1]!.data).toBe("blob:sha256:../../../secret.txt");
     expect(warnings.some((w) => w.includes("blob:sha256:../../../secret.txt"))).toBe(true);
   });

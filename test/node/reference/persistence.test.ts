@@ -1,7 +1,8 @@
 /**
  * oh-my-pi's persistence rules (section C of oh-my-pi-session-tests.md: cases the code at the
  * target implies but no upstream test covers) and B's signature-persistence case, on real files
- * through `nodeFsStorage` (error latching: a failing StoragePort around `memoryStorage`).
+ * through `nodeFsStorage` as oh-my-pi's store (error latching: a failing StoragePort around
+ * `memoryStorage`).
  * Image externalization (C 6–8) is in blobs.test.ts.
  *
  * Not ported (APIs this kit does not have):
@@ -44,7 +45,7 @@ afterEach(async () => {
 });
 
 async function createSession(options: Parameters<typeof SessionManager.create>[2] = {}): Promise<SessionManager> {
-  const sm = await SessionManager.create(storage, CWD, { sessionDir: SESSION_DIR, ...options });
+  const sm = await SessionManager.create(storage, CWD, { owner: "omp", sessionDir: SESSION_DIR, ...options });
   open.push(sm);
   return sm;
 }
@@ -189,7 +190,7 @@ describe("truncation (C 2, 3, 5)", () => {
     const path = sm.getSessionFile()!;
     await sm.close();
 
-    const reopened = await SessionManager.open(storage, path);
+    const reopened = await SessionManager.open(storage, path, { owner: "omp" });
     open.push(reopened);
     const content = reopened.getBranch()[1]!.message as { content: Array<Record<string, unknown>> };
     const cut = (c: string) => c.repeat(499_953) + TRUNCATION_NOTICE;
@@ -242,7 +243,7 @@ describe("rewrites (C 9)", () => {
     ];
     await writeFile(join(dir, "old.jsonl"), v1.map((r) => JSON.stringify(r) + "\n").join(""));
 
-    const sm = await SessionManager.open(storage, `${SESSION_DIR}/old.jsonl`);
+    const sm = await SessionManager.open(storage, `${SESSION_DIR}/old.jsonl`, { owner: "omp" });
     await sm.close();
 
     expect(await readdir(dir)).toEqual(["old.jsonl"]);
