@@ -47,3 +47,33 @@ export async function readBreadcrumb(storage: StoragePort, crumb: TerminalBreadc
     return null; // not a path of this storage
   }
 }
+
+/** Writes one terminal's breadcrumb as the session's file changes, never holding the session up: a failure is a warning. */
+export class BreadcrumbWriter {
+  readonly #storage: StoragePort;
+  readonly #crumb: TerminalBreadcrumb;
+  readonly #onWarning: (message: string) => void;
+  /** Writes in flight (close waits for them). */
+  readonly #writes = new Set<Promise<void>>();
+
+  constructor(storage: StoragePort, crumb: TerminalBreadcrumb, onWarning: (message: string) => void) {
+    this.#storage = storage;
+    this.#crumb = crumb;
+    this.#onWarning = onWarning;
+  }
+
+  /** Names `sessionFile` (of `cwd`) as this terminal's last session; nothing for a session that writes no file. */
+  remember(cwd: string, sessionFile: string | undefined): void {
+    if (sessionFile === undefined) return;
+    const write = writeBreadcrumb(this.#storage, this.#crumb, cwd, sessionFile).catch((error: unknown) => {
+      this.#onWarning(`terminal breadcrumb not written: ${(error as Error)?.message ?? String(error)}`);
+    });
+    this.#writes.add(write);
+    void write.finally(() => this.#writes.delete(write));
+  }
+
+  /** Resolves when the writes started so far are done. */
+  async settled(): Promise<void> {
+    await Promise.all(this.#writes);
+  }
+}

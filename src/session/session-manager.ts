@@ -37,7 +37,7 @@ import {
   type TtsrInjectionEntry,
 } from "../format/types.js";
 import { baseName, joinPath, parentDir, type StorageLock, type StoragePort } from "../port.js";
-import { readBreadcrumb, writeBreadcrumb, type TerminalBreadcrumb } from "./breadcrumbs.js";
+import { BreadcrumbWriter, readBreadcrumb } from "./breadcrumbs.js";
 import { detachedPort } from "./detached-port.js";
 import { followSession, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow } from "./follow.js";
 import { buildContextOf, pathToRoot } from "./context.js";
@@ -46,77 +46,12 @@ import { listSessions, listAllSessions, findMostRecentSession, type ListOptions 
 import { relocateSession, replaceFirstLine } from "./relocate.js";
 import { sessionStoragePath } from "./session-path.js";
 import { layoutDialect, sameCwd, SESSIONS_DIR, storeSessionDir, storeSessionFileName, type StoreLayout } from "./paths.js";
+import { layoutOf, resolveOptions, type NewSessionOptions, type ResolvedOptions, type SessionManagerOptions } from "./session-options.js";
 import { defaultStoreOwner, ownerLayout, storeImageForm, storeLimitsContent, type StoreOwner } from "./store-owner.js";
 import { prepareValueForPersistence } from "./persist-transform.js";
 import { buildTree, type LabelState } from "./tree.js";
 
-/**
- * How a {@link SessionManager} finds, writes and reads its session file; every option has a default.
- * @category Sessions
- */
-export interface SessionManagerOptions {
-  /** Storage directory for new session files; the layout's (pi's `sessions/--<cwd>--`) by default. */
-  sessionDir?: string;
-  /**
-   * The store's layout: where new sessions go, their dialect, how a session is named (see
-   * StoreLayout). Default: the owner's layout, else "pi"; a session opened from a seed-003 file
-   * defaults to "seed003".
-   */
-  layout?: StoreLayout;
-  /**
-   * Whose store this is, and so the form every file written keeps (see StoreOwner): images inline
-   * for pi, indusagi, xcsh and the Python agent ("operator"), as blob refs for oh-my-pi ("omp")
-   * and sessionkit's own stores. Default: "sessionkit" on ports no agent reads (IndexedDB, OPFS,
-   * PostgreSQL, memory), else the agent of the layout ("pi" for "pi", "omp" for "omp",
-   * "operator" for "seed003").
-   */
-  owner?: StoreOwner;
-  /**
-   * oh-my-pi's terminal breadcrumbs: `terminal-sessions/<terminal id>` names the session this
-   * terminal used last, and `continueRecent` prefers it. Off unless given.
-   */
-  terminalBreadcrumb?: TerminalBreadcrumb;
-  /** Never write: migrations happen in memory, appends throw "read-only". */
-  readOnly?: boolean;
-  /** pi's rule: write nothing until the session has an assistant message. Default true. */
-  deferUntilAssistant?: boolean;
-  /** "eager": blob refs become base64 on load; "lazy": refs stay until `resolveImages`. Default "eager". */
-  resolveImages?: "eager" | "lazy";
-  /**
-   * oh-my-pi's persistence limits on disk: strings over 500,000 chars cut, `partialJson` and
-   * `jsonlEvents` dropped (memory keeps them whole). Default: the owner's (on for oh-my-pi, xcsh
-   * and sessionkit's stores; off for pi, indusagi and the Python agent, which write entries whole).
-   */
-  truncateLargeContent?: boolean;
-  /** Take the storage's writer lock for each file written. Default true. */
-  lock?: boolean;
-  /** Non-fatal findings: skipped lines, missing blobs, repaired tails. */
-  onWarning?: (message: string) => void;
-  /**
-   * How a file is read. "lazy" (the default): a message line whose bytes prove it a valid entry
-   * (pi's field order) is kept unparsed, holding its id, parent, timestamp and role, and parsed when
-   * first needed (getEntry, getEntries, getBranch, getTree, buildSessionContext for the messages it
-   * returns); every result is the one "full" gives. "full": every line is parsed at open.
-   */
-  parse?: "lazy" | "full";
-}
-
-type ResolvedOptions = Required<Omit<SessionManagerOptions, "sessionDir" | "onWarning" | "layout" | "owner" | "terminalBreadcrumb" | "truncateLargeContent">> & {
-  onWarning: (message: string) => void;
-  /** Undefined: the owner's. */
-  truncateLargeContent: boolean | undefined;
-};
-
-/**
- * Options of {@link SessionManager.newSession}.
- * @category Sessions
- */
-export interface NewSessionOptions {
-  /** The new session's id; a fresh UUID by default. */
-  id?: string;
-  /** The header's `parentSession`: the session this one continues (a storage path). */
-  parentSession?: string;
-}
+export type { NewSessionOptions, SessionManagerOptions } from "./session-options.js";
 
 type Op = () => Promise<void>;
 
@@ -173,9 +108,7 @@ export class SessionManager {
   readonly #ownerGiven: StoreOwner | undefined;
   /** The dialect of the session file: what it is read and written in. */
   #dialect: SessionDialect = "pi";
-  readonly #breadcrumb: TerminalBreadcrumb | undefined;
-  /** Breadcrumb writes in flight (they never hold up the session; close waits for them). */
-  #breadcrumbWrites = new Set<Promise<void>>();
+  readonly #breadcrumbs: BreadcrumbWriter | undefined;
   #sessionFile: string | undefined;
   #sessionId = "";
   #header!: SessionHeader;
@@ -214,17 +147,9 @@ export class SessionManager {
     this.#layout = layoutOf(options);
     this.#layoutGiven = options.layout !== undefined || (options.owner !== undefined && ownerLayout(options.owner) !== undefined);
     this.#ownerGiven = options.owner;
-    this.#breadcrumb = options.terminalBreadcrumb;
     this.#persist = persist && !options.readOnly;
-    this.#options = {
-      readOnly: options.readOnly ?? false,
-      deferUntilAssistant: options.deferUntilAssistant ?? true,
-      resolveImages: options.resolveImages ?? "eager",
-      truncateLargeContent: options.truncateLargeContent,
-      lock: options.lock ?? true,
-      onWarning: options.onWarning ?? (() => {}),
-      parse: options.parse ?? "lazy",
-    };
+    this.#options = resolveOptions(options);
+    this.#breadcrumbs = options.terminalBreadcrumb && new BreadcrumbWriter(storage, options.terminalBreadcrumb, this.#options.onWarning);
     this.#blobs = new BlobStore(storage);
   }
 
@@ -956,7 +881,7 @@ export class SessionManager {
       if (this.#persist) await this.flush();
     } finally {
       this.#closed = true;
-      await Promise.all(this.#breadcrumbWrites);
+      await this.#breadcrumbs?.settled();
       await this.#releaseLock();
     }
   }
@@ -1262,18 +1187,8 @@ export class SessionManager {
 
   /** Writes this terminal's breadcrumb (never waited on; a failure is a warning). */
   #rememberBreadcrumb(): void {
-    if (!this.#breadcrumb || !this.#persist || !this.#sessionFile) return;
-    const write = writeBreadcrumb(this.#storage, this.#breadcrumb, this.#cwd, this.#sessionFile).catch((error: unknown) => {
-      this.#options.onWarning(`terminal breadcrumb not written: ${(error as Error)?.message ?? String(error)}`);
-    });
-    this.#breadcrumbWrites.add(write);
-    void write.finally(() => this.#breadcrumbWrites.delete(write));
+    if (this.#persist) this.#breadcrumbs?.remember(this.#cwd, this.#sessionFile);
   }
-}
-
-/** The layout of a store: given, else the owner's, else pi's. */
-function layoutOf(options: Pick<SessionManagerOptions, "layout" | "owner">): StoreLayout {
-  return options.layout ?? (options.owner && ownerLayout(options.owner)) ?? "pi";
 }
 
 /** A torn or unterminated tail after the bytes before it grew by `delta`. */
