@@ -14,7 +14,7 @@ import { WatcherSet } from "./watchers.js";
 const MESSAGE_TYPE = "sessionkit-storage-changes/1";
 
 /** Other contexts hear of a change at most this long after it (local subscribers at once). */
-export const POST_INTERVAL_MS = 40;
+const POST_INTERVAL_MS = 40;
 
 interface ChangesMessage {
   type: typeof MESSAGE_TYPE;

@@ -71,7 +71,7 @@ export class BatchTransaction {
     // Rejects when the transaction aborts. Requests still pending then need not ever report back
     // (Chromium: after `commit()`, a QuotaExceededError abort leaves them unsettled), so every
     // await of the attempt is raced against it.
-    const aborted = new Promise<never>((_, reject) => this.done.catch(reject));
+    const aborted = new Promise<never>((_, reject) => void this.done.catch(reject)); // only hooks the abort: .catch's own promise never rejects
     const attempt = this.applySteps(steps, failures, release);
     attempt.catch(() => {}); // may reject after the abort has already decided the outcome
     try {

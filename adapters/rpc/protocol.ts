@@ -39,7 +39,7 @@ const content = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("staged"), transferId, size: count }),
 ]);
 
-export const callSchema = z.discriminatedUnion("op", [
+const callSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("read"), path: z.string(), range: z.optional(byteRange), maxBytes: count.check(z.gte(1)) }),
   z.object({ op: z.literal("readMore"), transferId, offset: count }),
   z.object({ op: z.literal("stat"), path: z.string() }),

@@ -5,7 +5,7 @@ import { SessionManager, type AgentMessage, type StoragePort } from "../../src/i
 import { APPEND_SIZES, MessageFactory } from "./messages.js";
 
 export const APPEND_CWD = "/bench/append-project";
-export const APPEND_SESSION_DIR = "sessions/--bench-append-project--";
+const APPEND_SESSION_DIR = "sessions/--bench-append-project--";
 
 type PiMessage = Parameters<PiSessionManager["appendMessage"]>[0];
 

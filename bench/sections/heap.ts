@@ -10,7 +10,7 @@ import { OPEN_ROOT, ensureOpenSession } from "../lib/data.js";
 import { formatBytes, runChild, summarize } from "../lib/measure.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
 
-export const HEAP_FLAGS = ["--expose-gc", "--trace-gc"];
+const HEAP_FLAGS = ["--expose-gc", "--trace-gc"];
 
 export interface OpenMemory {
   /** Peak heap above the heap before opening. */

@@ -18,10 +18,10 @@ export interface ParsedQuery {
 }
 
 /** FTS5's unicode61 token characters (categories L*, N*, Co) plus "_" (tokenchars). */
-export const TOKEN_CHAR = String.raw`[\p{L}\p{N}\p{Co}_]`;
+const TOKEN_CHAR = String.raw`[\p{L}\p{N}\p{Co}_]`;
 const TOKEN = new RegExp(`${TOKEN_CHAR}+`, "gu");
 
-export function tokenize(text: string): string[] {
+function tokenize(text: string): string[] {
   return text.match(TOKEN) ?? [];
 }
 

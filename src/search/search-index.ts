@@ -42,7 +42,7 @@ CREATE TABLE docs(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind INTEGER NO
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0 tokenchars ''_''');
 `;
 
-export function indexPath(group: SourceGroup): string {
+function indexPath(group: SourceGroup): string {
   return joinPath(SEARCH_DIR, `${group}.sqlite`);
 }
 
