@@ -20,8 +20,8 @@ import {
   type StoragePort,
   type StorageWatch,
 } from "../../src/port.js";
-import { BroadcastChanges } from "../broadcast-changes.js";
-import { acquireWebLock } from "../web-locks.js";
+import { BroadcastChanges } from "../kit/broadcast-changes.js";
+import { acquireWebLock } from "../kit/web-locks.js";
 import { Connection } from "./connection.js";
 import { IdleMerges } from "./merge.js";
 import { RememberedFiles } from "./metadata-cache.js";

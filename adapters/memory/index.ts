@@ -20,7 +20,7 @@ import {
   type StoragePort,
   type StorageWatch,
 } from "../../src/port.js";
-import { WatcherSet } from "../watchers.js";
+import { WatcherSet } from "../kit/watchers.js";
 
 /** The in-memory port: a StoragePort whose optional `sync`, `acquireLock` and `watch` are always there. */
 export type MemoryStorage = StoragePort & {

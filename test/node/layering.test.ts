@@ -1,6 +1,7 @@
 /**
  * DESIGN.md §1: core code (all of src/) imports nothing from adapters/, cli/, Node built-ins
- * or backend libraries and touches no DOM globals; adapters depend on src/port.ts only.
+ * or backend libraries and touches no DOM globals; adapters depend on src/port.ts only, and the
+ * pieces they share (adapters/kit/) on nothing else.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -79,6 +80,18 @@ describe("layering (DESIGN.md §1)", () => {
     for (const file of await tsFiles(join(ROOT, "adapters"))) {
       for (const specifier of importsOf(await readFile(file, "utf8"))) {
         if (specifier.includes("/src/") && !/\/src\/port\.js$/.test(specifier)) violations.push(`${relative(ROOT, file)} imports ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("the adapter kit imports only the port and its own modules", async () => {
+    const files = await tsFiles(join(ROOT, "adapters/kit"));
+    expect(files.length).toBeGreaterThan(0);
+    const violations: string[] = [];
+    for (const file of files) {
+      for (const specifier of importsOf(await readFile(file, "utf8"))) {
+        if (!specifier.startsWith("./") && specifier !== "../../src/port.js") violations.push(`${relative(ROOT, file)} imports ${specifier}`);
       }
     }
     expect(violations).toEqual([]);
