@@ -162,6 +162,19 @@ export interface StoragePort {
 }
 
 /**
+ * A StoragePort on which the named optional methods are always there: `StoragePortWith<"close">`
+ * is a port its owner must close.
+ * @category Storage
+ */
+export type StoragePortWith<Method extends "sync" | "acquireLock" | "watch" | "close"> = StoragePort & Required<Pick<StoragePort, Method>>;
+
+/**
+ * A StoragePort with every optional method: `sync`, `acquireLock`, `watch` and `close`.
+ * @category Storage
+ */
+export type FullStoragePort = StoragePortWith<"sync" | "acquireLock" | "watch" | "close">;
+
+/**
  * A live `watch` subscription.
  * @category Storage
  */

@@ -33,7 +33,7 @@ import {
   type DirEntry,
   type FileStat,
   type StorageLock,
-  type StoragePort,
+  type FullStoragePort,
   type StorageWatch,
 } from "../../src/port.js";
 import { BroadcastChanges } from "../kit/broadcast-changes.js";
@@ -49,18 +49,16 @@ export interface OpfsLocation {
   bucket?: string;
 }
 
-/** The OPFS port (in a page or in a worker): a StoragePort with every optional method. */
-export type OpfsStorage = StoragePort & {
+/**
+ * The OPFS port (in a page or in a worker): a StoragePort with every optional method. `sync`
+ * resolves once the file's bytes are flushed to disk; a lock is a Web Lock, shared with every tab
+ * and worker of the origin (StorageError "locked" when taken); `watch` reports the changes of any
+ * port on the same directory (this page, other tabs, workers), over a BroadcastChannel; `close`
+ * closes the open file handles (in a page: ends the storage worker too).
+ */
+export type OpfsStorage = FullStoragePort & {
   /** Always "opfs". */
   readonly kind: "opfs";
-  /** Resolves once the file's bytes are flushed to disk. */
-  sync(path: string): Promise<void>;
-  /** A Web Lock, shared with every tab and worker of the origin (StorageError "locked" when taken). */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** Changes by any port on the same directory (this page, other tabs, workers), over a BroadcastChannel. */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
-  /** Closes the open file handles (in a page: ends the storage worker too). */
-  close(): Promise<void>;
 };
 
 /** The OPFS directory ports use unless `root` says otherwise. */
