@@ -66,6 +66,13 @@ module.exports = {
       to: { path: ["^(cli|web-demo)/", NOT_SHIPPED] },
     },
     {
+      name: "adapter-kit-stands-alone",
+      comment: "adapters/kit/ holds what several adapters share: it builds on the port alone, never on one adapter.",
+      severity: "error",
+      from: { path: "^adapters/kit/" },
+      to: { path: "^adapters/", pathNot: "^adapters/kit/" },
+    },
+    {
       name: "viewer-depends-on-no-cli",
       comment: "The viewer runs in a page: it composes the core and the browser adapters, not the CLI or Node.",
       severity: "error",

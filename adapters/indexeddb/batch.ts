@@ -5,9 +5,10 @@
  * checked against the stored record (docs/DESIGN.md §2, "IndexedDB").
  */
 import { StorageError } from "../../src/port.js";
+import { concat } from "../kit/bytes.js";
 import { REMEMBERED_TAIL_BYTES, StaleMeta, sameMeta, type RememberedFiles } from "./metadata-cache.js";
 import type { BatchOperation, BatchStep, QueuedOperation } from "./operations.js";
-import { CHUNK_BYTES, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, checkNewFile, chunkKeys, concat, corrupt, notFound, withPromises, type FileMeta, type Transaction } from "./schema.js";
+import { CHUNK_BYTES, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, checkNewFile, chunkKeys, corrupt, notFound, withPromises, type FileMeta, type Transaction } from "./schema.js";
 
 type WriteTransaction = Transaction<"readwrite">;
 

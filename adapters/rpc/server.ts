@@ -13,7 +13,7 @@
  * endpoint (a worker's `self`, a MessagePort): the connection ends when the endpoint closes.
  */
 import { StorageError, checkStoragePath, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
-import { isAtOrBelow } from "../watchers.js";
+import { isAtOrBelow } from "../kit/watchers.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
   MUTATING_OPS,

@@ -8,7 +8,7 @@
  * process; one per commit cost a writer flushing in a loop about as much as its flush (measured
  * in `npm run bench:browser`), while other contexts only need to know which files to re-read.
  */
-import type { StorageWatch } from "../src/port.js";
+import type { StorageWatch } from "../../src/port.js";
 import { WatcherSet } from "./watchers.js";
 
 const MESSAGE_TYPE = "sessionkit-storage-changes/1";
