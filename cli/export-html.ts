@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { SessionManager } from "../src/session/session-manager.js";
 import { isSessionError } from "../src/errors.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
-import { lookupContext, type Run } from "./commands.js";
+import { lookupContext, type Run } from "./run.js";
 import { CliError, failureKind } from "./errors.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
 

@@ -14,6 +14,7 @@ import { SESSIONS_DIR } from "../src/session/paths.js";
 import { SessionManager } from "../src/session/session-manager.js";
 import type { SessionInfo } from "../src/format/types.js";
 import type { AgentStore } from "./agent-stores.js";
+import type { ClosableStorage, DatabaseStore } from "./database-store.js";
 import { CliError, failureKind } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
@@ -40,19 +41,6 @@ export async function requireDirectory(dir: string): Promise<void> {
   const info = await statOrNull(dir);
   if (!info) throw new CliError("not-found", `${dir}: no such directory (the storage root; set it with --root)`);
   if (!info.isDirectory()) throw new CliError("invalid", `${dir} is not a directory (the storage root; set it with --root)`);
-}
-
-/** A port the CLI closes when the command ends (a database pool would keep the process alive). */
-export type ClosableStorage = StoragePort & { close(): Promise<void> };
-
-/**
- * A PostgreSQL store (--store): read and written through ports of its own. Its AgentStore's
- * `root` and `label` are its name (the URL without its password).
- */
-export interface DatabaseStore {
-  /** A new port over the database; closeAll() closes every one. */
-  open(): Promise<ClosableStorage>;
-  closeAll(): Promise<void>;
 }
 
 /**

@@ -14,8 +14,8 @@ import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PiSessionManager } from "./pi.js";
-import { MessageFactory, SESSION_SIZES, zipfWords, type WordSource } from "./messages.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
+import { MessageFactory, SESSION_SIZES, zipfWords, type WordSource } from "../../test/shared/message-factory.js";
 
 export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DATA_DIR = join(BENCH_DIR, ".data");

@@ -2,7 +2,7 @@
 import { fork } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { ChildTask } from "../child.js";
+import type { ChildTask } from "./child-task.js";
 import { BENCH_DIR } from "./data.js";
 
 export interface Sample {

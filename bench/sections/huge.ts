@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { ChildTask, OpenResult } from "../child.js";
+import type { ChildTask, OpenResult } from "../lib/child-task.js";
 import { bundleCliInto } from "../../scripts/cli-bundle.js";
 import { HUGE_ROOT, SCRATCH_DIR, ensureHugeSession } from "../lib/data.js";
 import { timeProcess } from "./open.js";

@@ -18,7 +18,7 @@ import { storeCacheDir } from "../../cli/store-cache.js";
 import { bundleCli } from "../../test/shared/cli-runner.js";
 import { BENCH_DIR, ensureSearchStore, SCRATCH_DIR, SEARCH_ROOT } from "../lib/data.js";
 import { formatMs, interleave, summarize, type Sample } from "../lib/measure.js";
-import { PiSessionManager } from "../lib/pi.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
 
 const PI_SESSION_MANAGER = join(BENCH_DIR, "..", "node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js");

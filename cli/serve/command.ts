@@ -4,7 +4,7 @@ import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverAgentStores } from "../agent-stores.js";
-import type { Run } from "../commands.js";
+import type { Run } from "../run.js";
 import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
 import { storeCacheDir } from "../store-cache.js";
