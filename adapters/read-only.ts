@@ -3,8 +3,6 @@
  * with StorageError "read-only", except below the directories named in `except` (sessionkit's own
  * caches, mounted from elsewhere, stay writable on a served agent folder). Reads, listings,
  * watches and syncs go through: a sync changes no content.
- *
- * @module sessionkit/adapters/read-only
  */
 import { StorageError, type StorageLock, type StoragePort } from "../src/port.js";
 import { isAtOrBelow } from "./watchers.js";

@@ -3,8 +3,6 @@
  * StorageError "forbidden", and a listing or watch of a directory above them shows only what lies
  * on the way to them. `sessionkit serve` exposes `sessions/` and `blobs/` of pi's agent folder,
  * which also holds credentials.
- *
- * @module sessionkit/adapters/scoped
  */
 import { StorageError, checkStoragePath, type StorageLock, type StoragePort, type StorageWatch } from "../src/port.js";
 import { isAtOrBelow } from "./watchers.js";

@@ -36,7 +36,7 @@ const PUSH_GATHER_MS = 5;
 
 /**
  * What a storage server lets its clients do: everything by default. The server serves `port`
- * through {@link readOnlyStorage} and {@link scopedStorage} as these options ask.
+ * through `readOnlyStorage` and `scopedStorage` (adapters/read-only.ts, adapters/scoped.ts) as they ask.
  */
 export interface StorageServerOptions {
   /** Refuse every call that would change the store (and locks) with StorageError "read-only". */
