@@ -120,9 +120,6 @@ export const pushSchema = z.object({
 /** A change notification from the server: `{ protocol, push: "changes", watchId, paths }`. */
 export type RpcPush = z.infer<typeof pushSchema>;
 
-/** The ops that change the served store: refused by a read-only server. */
-export const MUTATING_OPS: ReadonlySet<RpcOp> = new Set(["stage", "append", "write", "truncate", "remove", "acquireLock"]);
-
 export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
 
 const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden"]);

@@ -8,7 +8,8 @@ import type { Run } from "../run.js";
 import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
 import { storeCacheDir } from "../store-cache.js";
-import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./server.js";
+import { isLoopback } from "../../adapters/server/auth.js";
+import { startServe, type RunningServer, type StoreConfig } from "./server.js";
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;
