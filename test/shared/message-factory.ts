@@ -8,7 +8,7 @@
 export type Random = () => number;
 
 /** mulberry32: small, fast, deterministic. */
-function seededRandom(seed: number): Random {
+export function seededRandom(seed: number): Random {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
