@@ -11,7 +11,7 @@ import type { Random } from "../../test/shared/message-factory.js";
 export const CJK_LANGUAGES = ["ja", "ko", "zh-cn", "zh-tw"] as const;
 export type CjkLanguage = (typeof CJK_LANGUAGES)[number];
 
-function diagnosticMessages(language: CjkLanguage): string[] {
+export function diagnosticMessages(language: CjkLanguage): string[] {
   const file = join(BENCH_DIR, "..", "node_modules", "typescript", "lib", language, "diagnosticMessages.generated.json");
   return Object.values(JSON.parse(readFileSync(file, "utf8")) as Record<string, string>);
 }
