@@ -303,13 +303,16 @@ async function headerId(storage: StoragePort, path: string): Promise<string | nu
 /**
  * The session files of an export as one read-only storage, wherever each file is. A session of
  * the root keeps its storage path; any other file is named by its absolute path (a storage path of
- * another store would read as one of the root's). A blob comes from the first of their stores
+ * another store would read as one of the root's), and by a relative one below `outside-root/` for
+ * a SessionManager to open. A blob comes from the first of their stores
  * that holds it: blobs are named by their hash, and the export checks it.
  */
 export interface ExportView {
   storage: StoragePort;
   /** The path of each ref in `storage`, in order. */
   paths: string[];
+  /** The relative path of each ref in `storage` (a SessionManager opens only those), in order. */
+  relativePaths: string[];
   /** The file a path of `storage` was read from (a session, or a blob found in one of the stores). */
   fileOf(path: string): string | undefined;
 }
@@ -320,6 +323,14 @@ export function exportView(refs: readonly SessionFileRef[]): ExportView {
     const path = ref.inRoot ? ref.path : ref.nameOf(ref.path);
     sessions.set(path, ref);
     return path;
+  });
+  // SessionManager takes relative storage paths only: a file outside the root also answers to one
+  // that no root path can be.
+  const relativePaths = refs.map((ref, index) => {
+    if (ref.inRoot) return ref.path;
+    const alias = `outside-root/${index}/${nodePath.basename(ref.absolute)}`;
+    sessions.set(alias, ref);
+    return alias;
   });
   const stores = [...new Map(refs.map((ref) => [ref.location, ref])).values()];
   /** Blob paths -> the file they were found in. */
@@ -352,5 +363,5 @@ export function exportView(refs: readonly SessionFileRef[]): ExportView {
     truncate: readOnly("truncate"),
     remove: readOnly("remove"),
   };
-  return { storage, paths, fileOf: (path) => sessions.get(path)?.absolute ?? found.get(path) };
+  return { storage, paths, relativePaths, fileOf: (path) => sessions.get(path)?.absolute ?? found.get(path) };
 }
