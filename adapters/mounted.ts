@@ -8,16 +8,13 @@
  *
  * @module sessionkit/adapters/mounted
  */
-import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type StorageLock, type StoragePort, type StorageWatch } from "../src/port.js";
+import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type StorageLock, type StoragePort, type StoragePortWith, type StorageWatch } from "../src/port.js";
 
 /** Mount point ("a" or "a/b", no leading or trailing "/") → the port that holds what is below it. */
 export type Mounts = Readonly<Record<string, StoragePort>>;
 
-/** The combined port; its optional methods are those the base has. */
-export type MountedStorage = StoragePort & {
-  /** Closes the base and every mounted port. */
-  close(): Promise<void>;
-};
+/** The combined port; its optional methods are those the base has, and `close`, which closes the base and every mounted port. */
+export type MountedStorage = StoragePortWith<"close">;
 
 interface Route {
   port: StoragePort;

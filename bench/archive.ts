@@ -24,7 +24,7 @@ import { SessionManager, type AgentMessage } from "../src/index.js";
 import { exportToFile, importFromFile, type ArchiveChildResult, type ArchiveChildTask } from "./archive-child.js";
 import { topSelfTimes } from "./lib/cpuprofile.js";
 import { collectGarbage, interleave, formatMs, summarize, type Case, type Sample } from "./lib/measure.js";
-import { MessageFactory, SESSION_SIZES } from "./lib/messages.js";
+import { MessageFactory, SESSION_SIZES } from "../test/shared/message-factory.js";
 import { machineInfo, markdownTable, ratio, verdict, type Row } from "./lib/report.js";
 
 /** A row of bench/lib/report.ts's table, with how it was measured. */
@@ -644,7 +644,7 @@ async function main(): Promise<void> {
     "## How",
     "",
     `- data (generated once into bench/.data/archive, reused, not timed): one session of ${megabytes(data.sessionBytes)} (${data.entries} entries of ` +
-      `user / assistant / toolResult messages from bench/lib/messages.ts) written by our SessionManager over nodeFsStorage, with ${data.blobs.length} ` +
+      `user / assistant / toolResult messages from test/shared/message-factory.ts) written by our SessionManager over nodeFsStorage, with ${data.blobs.length} ` +
       `PNG-framed random (incompressible) images of 150–250 KB, ${megabytes(data.blobBytes)} in all, externalized by the SessionManager into blobs/.`,
     ...rows.filter((row) => row.note).map((row) => `- ${row.name}: ${row.note}`),
     ...(profile.length ? ["", "## CPU profiles (ours)", "", ...profile] : []),

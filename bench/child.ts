@@ -10,37 +10,9 @@ import { performance } from "node:perf_hooks";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { SessionManager, type StoragePort } from "../src/index.js";
 import { CATALOG_DIR } from "../src/session/listing.js";
+import type { ChildTask, OpenResult } from "./lib/child-task.js";
 import { collectGarbage, MEASURED_LINE } from "./lib/measure.js";
 import { peakRss } from "./lib/peak-rss.js";
-
-/** With `profileTo`, the measured part (only) is CPU-profiled into that .cpuprofile file. */
-export type ChildTask = { profileTo?: string } & (
-  /** Ours: open a storage path below `root` and build the context, `repeat` times (SessionManager's `parse`: lazy by default). */
-  | { kind: "open-ours"; root: string; path: string; readOnly: boolean; parse?: "lazy" | "full"; repeat?: number }
-  /** pi: open an absolute path and build the context. */
-  | { kind: "open-pi"; file: string }
-  /** Ours: list one session dir with no catalog (deleted first). */
-  | { kind: "list-cold-ours"; root: string; cwd: string; sessionDir: string }
-  /** Ours: `count` appends with a flush every `flushEvery` (0: only at the end). */
-  | { kind: "appends-ours"; root: string; count: number; flushEvery: number }
-);
-
-export interface OpenResult {
-  ms: number;
-  /** heapUsed after a full GC, before opening. */
-  heapBefore: number;
-  /** Largest heapUsed seen at any storage read and after open and context (before GC). */
-  heapSampledPeak: number;
-  /** heapUsed after a full GC with the session and its context still referenced. */
-  heapRetained: number;
-  /** Peak resident set size of the whole process (bytes). */
-  maxRss: number;
-  rssBefore: number;
-  messages: number;
-  /** Entries of the opened session (counted after the timed part). */
-  entries: number;
-  error?: string;
-}
 
 const task = JSON.parse(process.argv[2]!) as ChildTask;
 /** What was opened stays referenced here while the retained heap is measured. */
@@ -118,7 +90,7 @@ async function openOurs(t: Extract<ChildTask, { kind: "open-ours" }>): Promise<O
 
 async function openPi(t: Extract<ChildTask, { kind: "open-pi" }>): Promise<OpenResult> {
   // Loaded only in pi's children: its module graph would weigh on our opens' heap and collections.
-  const { PiSessionManager } = await import("./lib/pi.js");
+  const { PiSessionManager } = await import("../test/shared/pi-session-manager.js");
   const before = memoryBaseline();
   const start = performance.now();
   try {

@@ -8,7 +8,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import nodePath from "node:path";
 import type { StoreLayout } from "../src/session/paths.js";
 import { ownerLayout, type StoreOwner } from "../src/session/store-owner.js";
-import type { DatabaseStore } from "./store.js";
+import type { DatabaseStore } from "./database-store.js";
 
 export const AGENTS = ["pi", "omp", "xcsh", "indusagi", "operator"] as const;
 export type AgentName = (typeof AGENTS)[number];

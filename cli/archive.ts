@@ -13,7 +13,7 @@ import { importArchive, importSessionFiles, type ImportOptions, type ImportSumma
 import { isArchiveError, type ArchiveError } from "../src/archive/errors.js";
 import { verifyArchive, type VerifySummary } from "../src/archive/verify.js";
 import { discoverAgentStores, storeAt, storeOwner, type AgentStore } from "./agent-stores.js";
-import { lookupContext, type Run } from "./commands.js";
+import { lookupContext, type Run } from "./run.js";
 import { CliError, EXIT, failureKind } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
 import { archiveProgress } from "./progress.js";

@@ -11,36 +11,15 @@ import { AGENTS, discoverAgentStores, storeAt, storeOwner, tildePath, type Agent
 import type { ParsedCommand } from "./args.js";
 import { CliError, EXIT } from "./errors.js";
 import { writeJson } from "./json.js";
-import { listingProgress, type ProgressSink } from "./progress.js";
+import { listingProgress } from "./progress.js";
 import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
 import { asCliError, databaseStore, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
 import { neutralizeControls, neutralizeJsonControls } from "./terminal-text.js";
+import { lookupContext, type Io, type Run } from "./run.js";
 import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 import { serveCommand } from "./serve/command.js";
 import { historyCommand, searchCommand } from "./search.js";
-
-export interface Io {
-  stdout(text: string): void;
-  stderr: ProgressSink;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-
-export interface Run {
-  args: ParsedCommand;
-  io: Io;
-  /** Where `import` writes: --root, else pi's store ($PI_CODING_AGENT_DIR or ~/.pi/agent). */
-  root: string;
-  /** The home directory (stores and the cache are found from it). */
-  home: string;
-  /** The stores read: the one under --root, else every agent's store found (only --agent's, when given). */
-  stores(): Promise<AgentStore[]>;
-  /** Prints a library warning (skipped lines, missing blobs) on stderr. */
-  warn(message: string): void;
-  /** Prints lines, or with --json what the API returned. */
-  print(json: unknown, lines: () => string[]): void;
-}
 
 type Command = (run: Run) => Promise<number>;
 
@@ -109,10 +88,6 @@ function agentHomes(agent: AgentName, env: NodeJS.ProcessEnv, home: string): str
 /** The command's session argument: a file, or an id or id prefix of the stores' sessions. */
 async function sessionArgument(run: Run): Promise<SessionFileRef> {
   return resolveSessionArgument(run.args.target, await lookupContext(run));
-}
-
-export async function lookupContext(run: Run) {
-  return { stores: await run.stores(), cwd: run.io.cwd, env: run.io.env, home: run.home, progressSink: run.io.stderr, label: `sessionkit: ${run.args.command}` };
 }
 
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { SessionManager } from "../src/session/session-manager.js";
 import { isSessionError } from "../src/errors.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
-import { lookupContext, type Run } from "./commands.js";
+import { lookupContext, type Run } from "./run.js";
 import { CliError, failureKind } from "./errors.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
 
@@ -43,8 +43,10 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
     const realOutput = nodePath.join(await realpath(outputDir), nodePath.basename(output));
     if (realOutput === ref.absolute) throw new CliError("usage", `${output} is the session being exported: -o must name another file`);
     const view = exportView([ref]);
-    const path = view.paths[0]!;
-    const sm = await SessionManager.open(view.storage, path, { readOnly: true, resolveImages: "lazy", onWarning: run.warn });
+    const path = view.relativePaths[0]!;
+    // Warnings name the file, not its path in the export's storage.
+    const onWarning = (message: string) => run.warn(message.replaceAll(path, view.fileOf(path) ?? path));
+    const sm = await SessionManager.open(view.storage, path, { readOnly: true, resolveImages: "lazy", onWarning });
     let branch: { header: Record<string, unknown>; entries: ReturnType<SessionManager["getBranch"]> } | undefined;
     try {
       if (run.args.leaf !== undefined) {

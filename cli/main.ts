@@ -6,7 +6,8 @@
  */
 import packageJson from "../package.json" with { type: "json" };
 import { commandUsage, parseCommandLine, USAGE } from "./args.js";
-import { runCommand, type Io } from "./commands.js";
+import { runCommand } from "./commands.js";
+import type { Io } from "./run.js";
 import { CliError, EXIT, failureKind, UsageError } from "./errors.js";
 import { neutralizeControls } from "./terminal-text.js";
 

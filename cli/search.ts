@@ -6,7 +6,7 @@ import { searchSessions, type SearchHit } from "../src/search/search.js";
 import { storeSessionDir } from "../src/session/paths.js";
 import type { HistoryEntry } from "../src/history/history-db.js";
 import type { AgentName } from "./agent-stores.js";
-import type { Run } from "./commands.js";
+import type { Run } from "./run.js";
 import { searchProgress } from "./progress.js";
 import { oneLine } from "./render.js";
 import { storeFileOf, storeStorage } from "./store.js";

@@ -14,6 +14,7 @@ import { SESSIONS_DIR } from "../src/session/paths.js";
 import { SessionManager } from "../src/session/session-manager.js";
 import type { SessionInfo } from "../src/format/types.js";
 import type { AgentStore } from "./agent-stores.js";
+import type { ClosableStorage, DatabaseStore } from "./database-store.js";
 import { CliError, failureKind } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
@@ -40,19 +41,6 @@ export async function requireDirectory(dir: string): Promise<void> {
   const info = await statOrNull(dir);
   if (!info) throw new CliError("not-found", `${dir}: no such directory (the storage root; set it with --root)`);
   if (!info.isDirectory()) throw new CliError("invalid", `${dir} is not a directory (the storage root; set it with --root)`);
-}
-
-/** A port the CLI closes when the command ends (a database pool would keep the process alive). */
-export type ClosableStorage = StoragePort & { close(): Promise<void> };
-
-/**
- * A PostgreSQL store (--store): read and written through ports of its own. Its AgentStore's
- * `root` and `label` are its name (the URL without its password).
- */
-export interface DatabaseStore {
-  /** A new port over the database; closeAll() closes every one. */
-  open(): Promise<ClosableStorage>;
-  closeAll(): Promise<void>;
 }
 
 /**
@@ -315,13 +303,16 @@ async function headerId(storage: StoragePort, path: string): Promise<string | nu
 /**
  * The session files of an export as one read-only storage, wherever each file is. A session of
  * the root keeps its storage path; any other file is named by its absolute path (a storage path of
- * another store would read as one of the root's). A blob comes from the first of their stores
+ * another store would read as one of the root's), and by a relative one below `outside-root/` for
+ * a SessionManager to open. A blob comes from the first of their stores
  * that holds it: blobs are named by their hash, and the export checks it.
  */
 export interface ExportView {
   storage: StoragePort;
   /** The path of each ref in `storage`, in order. */
   paths: string[];
+  /** The relative path of each ref in `storage` (a SessionManager opens only those), in order. */
+  relativePaths: string[];
   /** The file a path of `storage` was read from (a session, or a blob found in one of the stores). */
   fileOf(path: string): string | undefined;
 }
@@ -332,6 +323,14 @@ export function exportView(refs: readonly SessionFileRef[]): ExportView {
     const path = ref.inRoot ? ref.path : ref.nameOf(ref.path);
     sessions.set(path, ref);
     return path;
+  });
+  // SessionManager takes relative storage paths only: a file outside the root also answers to one
+  // that no root path can be.
+  const relativePaths = refs.map((ref, index) => {
+    if (ref.inRoot) return ref.path;
+    const alias = `outside-root/${index}/${nodePath.basename(ref.absolute)}`;
+    sessions.set(alias, ref);
+    return alias;
   });
   const stores = [...new Map(refs.map((ref) => [ref.location, ref])).values()];
   /** Blob paths -> the file they were found in. */
@@ -364,5 +363,5 @@ export function exportView(refs: readonly SessionFileRef[]): ExportView {
     truncate: readOnly("truncate"),
     remove: readOnly("remove"),
   };
-  return { storage, paths, fileOf: (path) => sessions.get(path)?.absolute ?? found.get(path) };
+  return { storage, paths, relativePaths, fileOf: (path) => sessions.get(path)?.absolute ?? found.get(path) };
 }

@@ -8,7 +8,7 @@
  */
 const EVIL = "http://evil.example";
 
-export const PAYLOADS = [
+const PAYLOADS = [
   "<script>window.__pwned='script';alert(1)</script>",
   "<img src=x onerror=\"window.__pwned='img';alert(2)\">",
   "<svg onload=\"window.__pwned='svg';alert(3)\"><script>alert(4)</script></svg>",

@@ -4,7 +4,10 @@
  * modes make of the bundled pi sample (header, filters, search, deep links) and of its HTML export
  * opened from file:// with the network blocked.
  */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { readFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
 import { TextWriter, Uint8ArrayReader, ZipReader } from "@zip.js/zip.js";
 import { expect, type Browser, type Page } from "@playwright/test";
 
@@ -171,4 +174,34 @@ export async function checkExportedSample(page: Page, url: string): Promise<void
   await expect(page.locator("#messages .entry.target")).toContainText("Add a test for the day daylight saving");
   await page.fill("#tree-search", "readme timezone");
   await expect(page.locator("#tree-status")).toHaveText("2 / 27 entries");
+}
+
+/** `npm start` serving with `env`, and the URL it printed. */
+export interface NpmStart {
+  process: ChildProcess;
+  url: URL;
+}
+
+/** Runs `npm start -- --port 0` in a process group of its own; resolves once it prints its URL. */
+export async function startNpmStart(env: NodeJS.ProcessEnv): Promise<NpmStart> {
+  const child = spawn("npm", ["start", "--", "--port", "0"], {
+    env: { ...process.env, PI_CODING_AGENT_DIR: "", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+    // Its own process group: stopped by stopNpmStart as a terminal's Ctrl+C stops it.
+    detached: true,
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (text) => text.startsWith("sessionkit serve: ") && resolve(text));
+    child.once("exit", (code) => reject(new Error(`npm start exited (${code}) before printing its URL`)));
+  });
+  return { process: child, url: new URL(line.slice("sessionkit serve: ".length)) };
+}
+
+/** Ctrl+C to a running `npm start`: it must exit 0. */
+export async function stopNpmStart(child: ChildProcess | undefined): Promise<void> {
+  if (child?.exitCode !== null || child.pid === undefined) return;
+  const exited = once(child, "exit");
+  process.kill(-child.pid, "SIGINT");
+  const [code] = (await exited) as [number | null];
+  expect(code).toBe(0);
 }

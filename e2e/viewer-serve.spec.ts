@@ -19,7 +19,7 @@ import { pathToFileURL } from "node:url";
 import { expect, test, type Page } from "@playwright/test";
 import { storeCacheDir } from "../cli/store-cache.js";
 import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
-import { SAMPLE_TITLE, checkDeepLinks, checkExportedSample, checkFiltersAndSearch, checkSampleSession, entries, offlinePage, readZip, sessionItems, sessionJsonl, settled } from "./viewer-helpers.js";
+import { SAMPLE_TITLE, checkDeepLinks, checkExportedSample, checkFiltersAndSearch, checkSampleSession, entries, offlinePage, readZip, sessionItems, sessionJsonl, settled, startNpmStart, stopNpmStart } from "./viewer-helpers.js";
 
 const SAMPLE_ID = "01a1fdb6-afa5-7759-826c-c53a82e15421";
 /** The sample store's sessions (scripts/build-samples.ts). */
@@ -55,27 +55,12 @@ test.beforeAll(async () => {
   await putSession(piRoot, sessionJsonl("e2e-serve-zebras", [["Where do zebras sleep?", "Zebras sleep standing up, in short naps."]]));
   await putSession(ompRoot, sessionJsonl("e2e-serve-omp", [["Which agent wrote this one?", "oh-my-pi wrote it."]]));
 
-  serve = spawn("npm", ["start", "--", "--port", "0"], {
-    env: { ...process.env, HOME: home, XDG_CACHE_HOME: cache, PI_CODING_AGENT_DIR: "" },
-    stdio: ["ignore", "pipe", "inherit"],
-    // Its own process group: stopped below as a terminal's Ctrl+C stops it.
-    detached: true,
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: serve.stdout! }).on("line", (text) => text.startsWith("sessionkit serve: ") && resolve(text));
-    serve.once("exit", (code) => reject(new Error(`npm start exited (${code}) before printing its URL`)));
-  });
-  serveUrl = new URL(line.slice("sessionkit serve: ".length));
+  ({ process: serve, url: serveUrl } = await startNpmStart({ HOME: home, XDG_CACHE_HOME: cache }));
   stores = (await (await fetch(new URL(`/api/stores${serveUrl.search}`, serveUrl))).json()) as typeof stores;
 });
 
 test.afterAll(async () => {
-  if (serve?.exitCode === null) {
-    const exited = once(serve, "exit");
-    process.kill(-serve.pid!, "SIGINT");
-    const [code] = (await exited) as [number | null];
-    expect(code).toBe(0);
-  }
+  await stopNpmStart(serve);
   await rm(home, { recursive: true, force: true });
 });
 

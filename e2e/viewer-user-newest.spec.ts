@@ -10,16 +10,14 @@
  *
  *   SESSIONKIT_SCREENSHOTS=docs/screenshots npx playwright test e2e/viewer-user-newest.spec.ts
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
+import type { ChildProcess } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, rename, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { createInterface } from "node:readline";
 import { expect, test, type Page } from "@playwright/test";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { SessionManager, type SessionInfo } from "../src/index.js";
-import { sessionItems, settled } from "./viewer-helpers.js";
+import { sessionItems, settled, startNpmStart, stopNpmStart } from "./viewer-helpers.js";
 
 const CORPUS = "test/fixtures/corpus";
 /** The user's sessions: two from 2026 and one from December 2025, older than every built sample. */
@@ -45,27 +43,12 @@ test.beforeAll(async () => {
   // Copied now: recent mtimes, as files pi wrote lately have.
   for (const file of [...NEWER, OLDER]) await copyFile(file, join(projectDir, basename(file)));
 
-  serve = spawn("npm", ["start", "--", "--port", "0"], {
-    env: { ...process.env, HOME: home, XDG_CACHE_HOME: join(home, ".cache"), PI_CODING_AGENT_DIR: "" },
-    stdio: ["ignore", "pipe", "inherit"],
-    // Its own process group: stopped below as a terminal's Ctrl+C stops it.
-    detached: true,
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: serve.stdout! }).on("line", (text) => text.startsWith("sessionkit serve: ") && resolve(text));
-    serve.once("exit", (code) => reject(new Error(`npm start exited (${code}) before printing its URL`)));
-  });
-  serveUrl = new URL(line.slice("sessionkit serve: ".length));
+  ({ process: serve, url: serveUrl } = await startNpmStart({ HOME: home, XDG_CACHE_HOME: join(home, ".cache") }));
   stores = (await (await fetch(new URL(`/api/stores${serveUrl.search}`, serveUrl))).json()) as typeof stores;
 });
 
 test.afterAll(async () => {
-  if (serve?.exitCode === null) {
-    const exited = once(serve, "exit");
-    process.kill(-serve.pid!, "SIGINT");
-    const [code] = (await exited) as [number | null];
-    expect(code).toBe(0);
-  }
+  await stopNpmStart(serve);
   await rm(home, { recursive: true, force: true });
 });
 

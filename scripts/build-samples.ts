@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { deflateSync, crc32 } from "node:zlib";
 import { nodeFsStorage, type NodeFsStorage } from "../adapters/node-fs/index.js";
 import { bytesToBase64 } from "../src/blobs/base64.js";
+import { concatAll } from "../src/format/bytes.js";
 import { SessionManager, type AgentMessage, type ImageContent, type SessionHeader } from "../src/index.js";
 import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
 import { joinPath } from "../src/port.js";
@@ -176,14 +177,7 @@ export function makePng(width: number, height: number, pixel: (x: number, y: num
     for (let x = 0; x < width; x++) raw.set(pixel(x, y), row + 1 + x * 3);
   }
   const signature = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  const parts = [signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(raw)), pngChunk("IEND", new Uint8Array())];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatAll([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(raw)), pngChunk("IEND", new Uint8Array())]);
 }
 
 /** Fixed pseudo-random noise (so the PNG does not compress below the blob threshold). */

@@ -7,7 +7,7 @@
  *
  *   npx vite build web-demo && npx tsx scripts/viewer-screenshots.ts
  *
- * The 100k session is written by pi on first use (bench/browser/viewer-data.ts caches it under
+ * The 100k session is written by pi on first use (test/shared/viewer-session.ts caches it under
  * bench/.data/viewer); the sample store is built into the temp dir.
  */
 import { execFile } from "node:child_process";
@@ -19,7 +19,7 @@ import { promisify } from "node:util";
 import { chromium, type Page } from "playwright";
 import { startServe } from "../cli/serve/server.js";
 import { sessionDirFor, sessionFileName } from "../src/session/paths.js";
-import { ensureViewerSession } from "../bench/browser/viewer-data.js";
+import { ensureViewerSession } from "../test/shared/viewer-session.js";
 import { chromiumArgs, chromiumExecutable } from "../chromium.config.js";
 import { buildSamples } from "./build-samples.js";
 

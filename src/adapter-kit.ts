@@ -3,7 +3,8 @@
  * StoragePort over its backend, checks every path it is given with `checkStoragePath` (and every
  * range with `checkByteRange`), and reports failures as StorageError with one of the
  * StorageErrorCode values, which the core acts on ("not-found", "locked", "quota", ...).
- * `sessionkit/testing`'s `describePortConformance` checks the result.
+ * `sessionkit/testing`'s `describePortConformance` checks the result. A port with every optional
+ * method is typed as a FullStoragePort, one with some of them as a StoragePortWith.
  *
  * @module sessionkit/adapter-kit
  */
@@ -19,6 +20,8 @@ export {
   listChildren,
   type StorageErrorCode,
   type StoragePort,
+  type StoragePortWith,
+  type FullStoragePort,
   type FileStat,
   type DirEntry,
   type ByteRange,

@@ -1,4 +1,5 @@
 /** Errors about sessions (storage failures are StorageErrors, see port.ts). */
+import { CodedError } from "./port.js";
 
 /**
  * What went wrong with a session ({@link SessionError.code}).
@@ -25,17 +26,14 @@ export type SessionErrorCode =
  * failures stay {@link StorageError}s). `code` says which; test for it with {@link isSessionError}.
  * @category Errors
  */
-export class SessionError extends Error {
+export class SessionError extends CodedError<SessionErrorCode> {
   /** Always "SessionError". */
   override readonly name = "SessionError";
-  /** What kind of failure this is. */
-  readonly code: SessionErrorCode;
   /** The storage path of the session file, when the error is about one. */
   readonly path: string | undefined;
 
   constructor(code: SessionErrorCode, message: string, options?: { path?: string; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options?.cause);
     this.path = options?.path;
   }
 }

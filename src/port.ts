@@ -30,15 +30,33 @@ export type StorageErrorCode =
   | "forbidden";
 
 /**
+ * An error whose `code`, one of a closed set, says what kind of failure it is: the base of
+ * sessionkit's error families (StorageError here, SessionError, ArchiveError and HistoryError),
+ * here because adapters may import nothing of the core but this file.
+ */
+export abstract class CodedError<Code extends string> extends Error {
+  /** What kind of failure this is. */
+  readonly code: Code;
+
+  /**
+   * @param code what kind of failure this is
+   * @param message a sentence for people, naming what failed
+   * @param cause the error this one reports, when there is one
+   */
+  constructor(code: Code, message: string, cause: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = code;
+  }
+}
+
+/**
  * The one error type every StoragePort throws (or rejects with): `code` says what kind of failure
  * it is, `path` which storage path it concerns. Test for it with {@link isStorageError}.
  * @category Errors
  */
-export class StorageError extends Error {
+export class StorageError extends CodedError<StorageErrorCode> {
   /** Always "StorageError". */
   override readonly name = "StorageError";
-  /** What kind of failure this is. */
-  readonly code: StorageErrorCode;
   /** The storage path the error is about, when there is one. */
   readonly path: string | undefined;
 
@@ -48,8 +66,7 @@ export class StorageError extends Error {
    * @param options `path`: the storage path concerned; `cause`: the backend's own error
    */
   constructor(code: StorageErrorCode, message: string, options?: { path?: string; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options?.cause);
     this.path = options?.path;
   }
 }
@@ -160,6 +177,19 @@ export interface StoragePort {
   /** Releases handles and connections. */
   close?(): Promise<void>;
 }
+
+/**
+ * A StoragePort on which the named optional methods are always there: `StoragePortWith<"close">`
+ * is a port its owner must close.
+ * @category Storage
+ */
+export type StoragePortWith<Method extends "sync" | "acquireLock" | "watch" | "close"> = StoragePort & Required<Pick<StoragePort, Method>>;
+
+/**
+ * A StoragePort with every optional method: `sync`, `acquireLock`, `watch` and `close`.
+ * @category Storage
+ */
+export type FullStoragePort = StoragePortWith<"sync" | "acquireLock" | "watch" | "close">;
 
 /**
  * A live `watch` subscription.

@@ -5,9 +5,10 @@
  * checked against the stored record (docs/DESIGN.md §2, "IndexedDB").
  */
 import { StorageError } from "../../src/port.js";
+import { concat } from "../kit/bytes.js";
 import { REMEMBERED_TAIL_BYTES, StaleMeta, sameMeta, type RememberedFiles } from "./metadata-cache.js";
 import type { BatchOperation, BatchStep, QueuedOperation } from "./operations.js";
-import { CHUNK_BYTES, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, checkNewFile, chunkKeys, concat, corrupt, notFound, withPromises, type FileMeta, type Transaction } from "./schema.js";
+import { CHUNK_BYTES, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, checkNewFile, chunkKeys, corrupt, notFound, withPromises, type FileMeta, type Transaction } from "./schema.js";
 
 type WriteTransaction = Transaction<"readwrite">;
 
@@ -71,7 +72,7 @@ export class BatchTransaction {
     // Rejects when the transaction aborts. Requests still pending then need not ever report back
     // (Chromium: after `commit()`, a QuotaExceededError abort leaves them unsettled), so every
     // await of the attempt is raced against it.
-    const aborted = new Promise<never>((_, reject) => this.done.catch(reject));
+    const aborted = new Promise<never>((_, reject) => void this.done.catch(reject)); // only hooks the abort: .catch's own promise never rejects
     const attempt = this.applySteps(steps, failures, release);
     attempt.catch(() => {}); // may reject after the abort has already decided the outcome
     try {

@@ -5,7 +5,7 @@
  */
 import { wrap } from "idb";
 import { StorageError } from "../../src/port.js";
-import { toStorageError } from "../dom-errors.js";
+import { toStorageError } from "../kit/dom-errors.js";
 import { createStores, hasStores, type Database } from "./schema.js";
 
 export class Connection {

@@ -17,11 +17,11 @@ import {
   type DirEntry,
   type FileStat,
   type StorageLock,
-  type StoragePort,
+  type FullStoragePort,
   type StorageWatch,
 } from "../../src/port.js";
-import { BroadcastChanges } from "../broadcast-changes.js";
-import { acquireWebLock } from "../web-locks.js";
+import { BroadcastChanges } from "../kit/broadcast-changes.js";
+import { acquireWebLock } from "../kit/web-locks.js";
 import { Connection } from "./connection.js";
 import { IdleMerges } from "./merge.js";
 import { RememberedFiles } from "./metadata-cache.js";
@@ -46,18 +46,17 @@ export interface IndexedDbStorageOptions {
   indexedDB?: IDBFactory;
 }
 
-/** The IndexedDB port: a StoragePort with every optional method. */
-export type IndexedDbStorage = StoragePort & {
+/**
+ * The IndexedDB port: a StoragePort with every optional method. `sync` resolves once the file's
+ * changes so far are flushed to disk (a "strict" transaction); a lock is a Web Lock, shared with
+ * every tab and worker of the origin (StorageError "locked" when taken); `watch` reports this
+ * port's changes at once, those of other tabs, workers and ports of the database over a
+ * BroadcastChannel; `close` closes the connection once issued operations (and due merges) are
+ * done, and a later call reopens it.
+ */
+export type IndexedDbStorage = FullStoragePort & {
   /** Always "indexeddb". */
   readonly kind: "indexeddb";
-  /** Resolves once the file's changes so far are flushed to disk (a "strict" transaction). */
-  sync(path: string): Promise<void>;
-  /** A Web Lock, shared with every tab and worker of the origin (StorageError "locked" when taken). */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** Changes by this port at once; by other tabs, workers and ports of the database over a BroadcastChannel. */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
-  /** Closes the connection once issued operations (and due merges) are done; a later call reopens it. */
-  close(): Promise<void>;
 };
 
 const DEFAULT_DB_NAME = "sessionkit";

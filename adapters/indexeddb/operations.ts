@@ -3,7 +3,7 @@
  * consecutive appends to one file made one append.
  */
 import { StorageError } from "../../src/port.js";
-import { concat } from "./schema.js";
+import { concat } from "../kit/bytes.js";
 
 /** What a batch does: the mutations, and `sync` when it joins a batch. */
 export type BatchOperation =

@@ -114,16 +114,6 @@ export async function readBytes(tx: Transaction, meta: FileMeta, start: number, 
   return out;
 }
 
-export function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
-
 export function corrupt(path: string, detail: string): StorageError {
   return new StorageError("corrupt", `IndexedDB chunks of ${JSON.stringify(path)} are inconsistent: ${detail}`, { path });
 }

@@ -5,7 +5,7 @@
  */
 import { unwrap } from "idb";
 import { StorageError } from "../../src/port.js";
-import { domErrorName, toStorageError } from "../dom-errors.js";
+import { domErrorName, toStorageError } from "../kit/dom-errors.js";
 import type { Connection } from "./connection.js";
 import { StaleMeta, type RememberedFiles } from "./metadata-cache.js";
 import type { Durability } from "./schema.js";

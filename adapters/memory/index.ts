@@ -17,21 +17,20 @@ import {
   type DirEntry,
   type FileStat,
   type StorageLock,
-  type StoragePort,
+  type StoragePortWith,
   type StorageWatch,
 } from "../../src/port.js";
-import { WatcherSet } from "../watchers.js";
+import { WatcherSet } from "../kit/watchers.js";
 
-/** The in-memory port: a StoragePort whose optional `sync`, `acquireLock` and `watch` are always there. */
-export type MemoryStorage = StoragePort & {
+/**
+ * The in-memory port: a StoragePort whose optional `sync`, `acquireLock` and `watch` are always
+ * there. `sync` has nothing to make durable and resolves at once (StorageError "not-found" for a
+ * missing file); a lock is one within this port (there is no other process to share it with);
+ * `watch` reports this port's own changes.
+ */
+export type MemoryStorage = StoragePortWith<"sync" | "acquireLock" | "watch"> & {
   /** Always "memory". */
   readonly kind: "memory";
-  /** Nothing to make durable: resolves at once (StorageError "not-found" for a missing file). */
-  sync(path: string): Promise<void>;
-  /** A lock within this port (there is no other process to share it with). */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** Reports this port's own changes below `dir`. */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
 };
 
 interface MemoryFile {

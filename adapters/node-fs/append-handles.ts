@@ -6,7 +6,7 @@
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import nodePath from "node:path";
 import { errorCode } from "./errors.js";
-import type { PathQueue } from "./path-queue.js";
+import type { PathQueue } from "../kit/path-queue.js";
 
 /** Open append handles kept at once. */
 const MAX_APPEND_HANDLES = 32;

@@ -9,7 +9,7 @@ import nodePath from "node:path";
 import { StorageError } from "../../src/port.js";
 import { AppendHandles } from "./append-handles.js";
 import { toStorageError, unlinkIfPresent } from "./errors.js";
-import { PathQueue } from "./path-queue.js";
+import { PathQueue } from "../kit/path-queue.js";
 import type { StorageRoot } from "./paths.js";
 
 const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;

@@ -6,7 +6,7 @@
  *
  * @module sessionkit/adapters/node-fs
  */
-import type { StorageLock, StoragePort, StorageWatch } from "../../src/port.js";
+import type { FullStoragePort } from "../../src/port.js";
 import { DurableWrites } from "./durable-writes.js";
 import { acquireLockFile } from "./lock-file.js";
 import { StorageRoot } from "./paths.js";
@@ -28,23 +28,18 @@ export interface NodeFsStorageOptions {
   pollIntervalMs?: number;
 }
 
-/** The port over a directory: a StoragePort with every optional method. */
-export type NodeFsStorage = StoragePort & {
+/**
+ * The port over a directory: a StoragePort with every optional method. `sync` fsyncs the file (a
+ * file just written by `write` is durable already); a lock is a lock file (`<key>.lock`, created
+ * exclusively) that names its owner, so other processes see it and a dead owner's lock is taken
+ * over; `watch` reports the changes of this process and (through fs.watch or polling) of others;
+ * `close` closes the file handles kept open for appends.
+ */
+export type NodeFsStorage = FullStoragePort & {
   /** Always "node-fs". */
   readonly kind: "node-fs";
   /** The absolute root directory. */
   readonly root: string;
-  /** fsyncs the file (a file just written by `write` is durable already). */
-  sync(path: string): Promise<void>;
-  /**
-   * A lock file (`<key>.lock`, created exclusively) that names its owner, so other processes see
-   * it and a dead owner's lock is taken over.
-   */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** Reports changes below `dir`, this process's and (through fs.watch or polling) others'. */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
-  /** Closes the file handles kept open for appends. */
-  close(): Promise<void>;
 };
 
 /**

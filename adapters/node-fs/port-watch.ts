@@ -3,7 +3,7 @@
  * processes' through {@link watchTree} (fs.watch, or polling where it fails or is asked for).
  */
 import { checkStoragePath, type StorageWatch } from "../../src/port.js";
-import { WatcherSet } from "../watchers.js";
+import { WatcherSet } from "../kit/watchers.js";
 import { isTempFile } from "./durable-writes.js";
 import type { StorageRoot } from "./paths.js";
 import { watchTree, type WatchMode } from "./watch-tree.js";

@@ -6,7 +6,7 @@
 import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import nodePath from "node:path";
-import { isAtOrBelow } from "../watchers.js";
+import { isAtOrBelow } from "../kit/watchers.js";
 import type { StorageRoot } from "./paths.js";
 
 /**

@@ -6,7 +6,7 @@
  * @module sessionkit/adapters/opfs
  */
 import { StorageError, type ByteRange } from "../../src/port.js";
-import { BroadcastChanges } from "../broadcast-changes.js";
+import { BroadcastChanges } from "../kit/broadcast-changes.js";
 import { rpcClientStorage } from "../rpc/client.js";
 import { encodeWorkerName } from "./worker-config.js";
 import { opfsChangesChannel, type OpfsLocation, type OpfsStorage } from "./worker-storage.js";

@@ -33,12 +33,13 @@ import {
   type DirEntry,
   type FileStat,
   type StorageLock,
-  type StoragePort,
+  type FullStoragePort,
   type StorageWatch,
 } from "../../src/port.js";
-import { BroadcastChanges } from "../broadcast-changes.js";
-import { domErrorName, toStorageError } from "../dom-errors.js";
-import { acquireWebLock } from "../web-locks.js";
+import { BroadcastChanges } from "../kit/broadcast-changes.js";
+import { domErrorName, toStorageError } from "../kit/dom-errors.js";
+import { PathQueue } from "../kit/path-queue.js";
+import { acquireWebLock } from "../kit/web-locks.js";
 
 /** Which OPFS directory a port works in. Ports with the same location share their files. */
 export interface OpfsLocation {
@@ -48,18 +49,16 @@ export interface OpfsLocation {
   bucket?: string;
 }
 
-/** The OPFS port (in a page or in a worker): a StoragePort with every optional method. */
-export type OpfsStorage = StoragePort & {
+/**
+ * The OPFS port (in a page or in a worker): a StoragePort with every optional method. `sync`
+ * resolves once the file's bytes are flushed to disk; a lock is a Web Lock, shared with every tab
+ * and worker of the origin (StorageError "locked" when taken); `watch` reports the changes of any
+ * port on the same directory (this page, other tabs, workers), over a BroadcastChannel; `close`
+ * closes the open file handles (in a page: ends the storage worker too).
+ */
+export type OpfsStorage = FullStoragePort & {
   /** Always "opfs". */
   readonly kind: "opfs";
-  /** Resolves once the file's bytes are flushed to disk. */
-  sync(path: string): Promise<void>;
-  /** A Web Lock, shared with every tab and worker of the origin (StorageError "locked" when taken). */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** Changes by any port on the same directory (this page, other tabs, workers), over a BroadcastChannel. */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
-  /** Closes the open file handles (in a page: ends the storage worker too). */
-  close(): Promise<void>;
 };
 
 /** The OPFS directory ports use unless `root` says otherwise. */
@@ -128,8 +127,8 @@ class OpfsPort implements OpfsStorage {
   private readonly dirs = new Map<string, DirectoryHandle>();
   /** Open sync handles by path, least recently used first. */
   private readonly open = new Map<string, OpenFile>();
-  /** Per path, the end of the chain of its queued operations. */
-  private readonly tails = new Map<string, Promise<unknown>>();
+  /** Every operation on a file, read or change, runs in its path's turn. */
+  private readonly queue = new PathQueue();
   private readonly changes: BroadcastChanges;
 
   constructor(options: OpfsLocation) {
@@ -301,7 +300,7 @@ class OpfsPort implements OpfsStorage {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.tails.values()]);
+    await this.queue.settled();
     for (const path of [...this.open.keys()]) this.release(path);
   }
 
@@ -310,20 +309,13 @@ class OpfsPort implements OpfsStorage {
    * but finding and opening handles is not). Failures become StorageErrors.
    */
   private exclusive<T>(path: string, action: string, operation: () => Promise<T>): Promise<T> {
-    const run = async () => {
+    return this.queue.run(path, async () => {
       try {
         return await operation();
       } catch (error) {
         throw toStorageError(error, `opfs ${action}`, path);
       }
-    };
-    const result = (this.tails.get(path) ?? Promise.resolve()).then(run);
-    const tail = result.catch(() => {});
-    this.tails.set(path, tail);
-    void tail.then(() => {
-      if (this.tails.get(path) === tail) this.tails.delete(path);
     });
-    return result;
   }
 
   /**
@@ -331,7 +323,7 @@ class OpfsPort implements OpfsStorage {
    * used), else undefined: an append or sync on it can run at once, in call order.
    */
   private idleOpenFile(path: string): OpenFile | undefined {
-    if (this.tails.has(path)) return undefined;
+    if (this.queue.busy(path)) return undefined;
     const open = this.open.get(path);
     if (!open) return undefined;
     this.open.delete(path); // re-insert: most recently used last

@@ -30,7 +30,7 @@ import {
   type DirEntry,
   type FileStat,
   type StorageLock,
-  type StoragePort,
+  type FullStoragePort,
   type StorageWatch,
 } from "../../src/port.js";
 import { toStorageError } from "./errors.js";
@@ -71,23 +71,18 @@ export interface PostgresStorageOptions {
   maxConnections?: number;
 }
 
-/** The PostgreSQL port: a StoragePort with every optional method. */
-export type PostgresStorage = StoragePort & {
+/**
+ * The PostgreSQL port: a StoragePort with every optional method. `sync` waits for the file's
+ * queued changes (each is committed before it resolves); a lock is a PostgreSQL advisory lock,
+ * shared with every process on the database; `watch` reports the changes made through any port
+ * on the same schema, on any machine (LISTEN/NOTIFY); `close` waits for queued changes, releases
+ * the locks and connections the port took, and ends the pool it made (a caller's pool stays open).
+ */
+export type PostgresStorage = FullStoragePort & {
   /** Always "postgres". */
   readonly kind: "postgres";
   /** The schema holding the store's tables. */
   readonly schema: string;
-  /** Waits for the file's queued changes (each is committed before it resolves). */
-  sync(path: string): Promise<void>;
-  /** A PostgreSQL advisory lock, shared with every process on the database. */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** Changes made through any port on the same schema, on any machine (LISTEN/NOTIFY). */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
-  /**
-   * Waits for queued changes, releases the locks and connections the port took, and ends the pool
-   * it made (a caller's pool stays open).
-   */
-  close(): Promise<void>;
 };
 
 const DEFAULT_SCHEMA = "sessionkit";

@@ -8,6 +8,7 @@
  */
 import type pg from "pg";
 import type { StorageWatch } from "../../src/port.js";
+import { isAtOrBelow } from "../kit/watchers.js";
 import { toStorageError } from "./errors.js";
 
 interface Watcher {
@@ -90,7 +91,7 @@ export class ChangeListener {
     for (const { dir, onChange } of this.watchers) {
       // "" comes from a path too long for a payload: only "something changed" is known.
       if (path === "") notify(onChange, dir);
-      else if (dir === "" || path === dir || path.startsWith(`${dir}/`)) notify(onChange, path);
+      else if (isAtOrBelow(path, dir)) notify(onChange, path);
     }
   }
 

@@ -18,7 +18,7 @@ import type pg from "pg";
 import { StorageError } from "../../src/port.js";
 
 /** The layout this code reads and writes. */
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 
 /** Largest chunk row: writes and large appends are cut into rows of this size. */
 export const CHUNK_BYTES = 256 << 10;

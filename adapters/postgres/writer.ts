@@ -16,6 +16,7 @@
  */
 import type pg from "pg";
 import { StorageError, type StorageLock } from "../../src/port.js";
+import { concat } from "../kit/bytes.js";
 import { isConnectionLost, toStorageError } from "./errors.js";
 
 export type Mutation =
@@ -290,14 +291,4 @@ function locked(key: string, holder: string): StorageError {
 /** The bytes as a Buffer without copying (pg sends Buffers as binary parameters). */
 function bufferOf(data: Uint8Array): Buffer {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }

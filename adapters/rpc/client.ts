@@ -10,7 +10,7 @@
  * made meanwhile wait until its commit is sent. Over an endpoint, calls made in one turn of the
  * event loop travel as one message (up to `chunkBytes` of payload), and so do their replies.
  */
-import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type FileStat, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
+import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type FileStat, type FullStoragePort, type StorageLock, type StorageWatch } from "../../src/port.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
   DEFAULT_CHUNK_BYTES,
@@ -55,18 +55,13 @@ export interface RpcClientOptions {
 
 /**
  * A port whose calls go to a storage server: every optional method is there, and each fails as
- * the served port's does (StorageError "unsupported" where it lacks one).
+ * the served port's does (StorageError "unsupported" where it lacks one). `sync` is the served
+ * port's; a lock is the served port's, held by the server for this client until released or the
+ * client closes; `watch` reports the served port's changes, forwarded by the server; `close` ends
+ * this client's state on the server (its locks are released) and stops listening, and later calls
+ * fail with "io".
  */
-export type RpcStorage = StoragePort & {
-  /** The served port's `sync`. */
-  sync(path: string): Promise<void>;
-  /** The served port's lock, held by the server for this client until released or the client closes. */
-  acquireLock(key: string): Promise<StorageLock>;
-  /** The served port's changes, forwarded by the server. */
-  watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch>;
-  /** Ends this client's state on the server (its locks are released) and stops listening; later calls fail with "io". */
-  close(): Promise<void>;
-};
+export type RpcStorage = FullStoragePort;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 

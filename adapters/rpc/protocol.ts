@@ -39,7 +39,7 @@ const content = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("staged"), transferId, size: count }),
 ]);
 
-export const callSchema = z.discriminatedUnion("op", [
+const callSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("read"), path: z.string(), range: z.optional(byteRange), maxBytes: count.check(z.gte(1)) }),
   z.object({ op: z.literal("readMore"), transferId, offset: count }),
   z.object({ op: z.literal("stat"), path: z.string() }),
@@ -119,9 +119,6 @@ export const pushSchema = z.object({
 
 /** A change notification from the server: `{ protocol, push: "changes", watchId, paths }`. */
 export type RpcPush = z.infer<typeof pushSchema>;
-
-/** The ops that change the served store: refused by a read-only server. */
-export const MUTATING_OPS: ReadonlySet<RpcOp> = new Set(["stage", "append", "write", "truncate", "remove", "acquireLock"]);
 
 export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
 

@@ -12,11 +12,11 @@
  * `serveStorage(port, endpoint)` serves a port to the one client at the other end of a message
  * endpoint (a worker's `self`, a MessagePort): the connection ends when the endpoint closes.
  */
-import { StorageError, checkStoragePath, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
-import { isAtOrBelow } from "../watchers.js";
+import { StorageError, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
+import { readOnlyStorage } from "../read-only.js";
+import { scopedStorage } from "../scoped.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
-  MUTATING_OPS,
   RPC_PROTOCOL,
   errorResponse,
   invalidMessage,
@@ -34,7 +34,10 @@ const STAGED_TTL_MS = 120_000;
 /** How long changes are gathered before one push carries them. */
 const PUSH_GATHER_MS = 5;
 
-/** What a storage server lets its clients do: everything by default. */
+/**
+ * What a storage server lets its clients do: everything by default. The server serves `port`
+ * through `readOnlyStorage` and `scopedStorage` (adapters/read-only.ts, adapters/scoped.ts) as they ask.
+ */
 export interface StorageServerOptions {
   /** Refuse every call that would change the store (and locks) with StorageError "read-only". */
   readOnly?: boolean;
@@ -99,13 +102,18 @@ export interface ClientConnection {
  * a {@link ClientConnection} of its own. Closing the server ends the connections, not the port.
  */
 export function createStorageServer(port: StoragePort, options: StorageServerOptions = {}): StorageServer {
-  const policy = pathPolicy(options.paths);
+  const readOnly = options.readOnly ?? false;
+  const scoped = options.paths === undefined ? port : scopedStorage(port, { paths: options.paths });
+  const served = readOnly ? readOnlyStorage(scoped, { except: options.writablePaths ?? [] }) : scoped;
+  // Staging only buffers bytes for a later write, which the port checks; with no writable path
+  // at all it is refused at once.
+  const mayStage = !readOnly || (options.writablePaths ?? []).length > 0;
   const connections = new Set<Connection>();
   return {
     port,
-    readOnly: options.readOnly ?? false,
+    readOnly,
     connect(connectOptions = {}) {
-      const connection = new Connection(port, writePolicy(options), policy, connectOptions, () => connections.delete(connection));
+      const connection = new Connection(served, port.kind, mayStage, connectOptions, () => connections.delete(connection));
       connections.add(connection);
       return connection;
     },
@@ -139,9 +147,11 @@ class Connection implements ClientConnection {
   private pushTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
+    /** The served port, its read-only and path policies applied. */
     private readonly port: StoragePort,
-    private readonly mayChange: (call: RpcCall) => boolean,
-    private readonly policy: PathPolicy,
+    /** The kind of the port underneath, as messages name it. */
+    private readonly kind: string,
+    private readonly mayStage: boolean,
     private readonly options: ConnectOptions,
     private readonly onClosed: () => void,
   ) {
@@ -211,10 +221,9 @@ class Connection implements ClientConnection {
 
   private async perform(call: RpcCall): Promise<unknown> {
     const { port } = this;
-    if (MUTATING_OPS.has(call.op) && !this.mayChange(call)) throw new StorageError("read-only", `${call.op} refused: the store is served read-only`, pathOption(call));
     switch (call.op) {
       case "read": {
-        const data = await port.read(this.policy.file(call.path), call.range);
+        const data = await port.read(call.path, call.range);
         if (data === null) return null;
         if (data.length <= call.maxBytes) return { data, size: data.length };
         // A snapshot, so the pieces the client pulls all come from this one read.
@@ -232,12 +241,11 @@ class Connection implements ClientConnection {
         return { data: transfer.data.slice(call.offset, end) };
       }
       case "stat":
-        return port.stat(this.policy.file(call.path));
-      case "list": {
-        const entries = await port.list(this.policy.dir(call.dir));
-        return entries.filter((entry) => this.policy.shows(call.dir === "" ? entry.name : `${call.dir}/${entry.name}`));
-      }
+        return port.stat(call.path);
+      case "list":
+        return port.list(call.dir);
       case "stage": {
+        if (!this.mayStage) throw new StorageError("read-only", "stage refused: the store is served read-only");
         const upload = this.uploads.get(call.transferId) ?? { parts: [], size: 0, touchedMs: 0 };
         if (call.offset !== upload.size) {
           this.uploads.delete(call.transferId);
@@ -250,24 +258,24 @@ class Connection implements ClientConnection {
         return null;
       }
       case "append":
-        await port.append(this.policy.file(call.path), this.contentBytes(call.content));
+        await port.append(call.path, this.contentBytes(call.content));
         return null;
       case "write":
-        await port.write(this.policy.file(call.path), this.contentBytes(call.content));
+        await port.write(call.path, this.contentBytes(call.content));
         return null;
       case "truncate":
-        await port.truncate(this.policy.file(call.path), call.size);
+        await port.truncate(call.path, call.size);
         return null;
       case "remove":
-        await port.remove(this.policy.file(call.path));
+        await port.remove(call.path);
         return null;
       case "sync":
-        if (!port.sync) throw new StorageError("unsupported", `the ${port.kind} port has no sync`, { path: call.path });
-        await port.sync(this.policy.file(call.path));
+        if (!port.sync) throw new StorageError("unsupported", `the ${this.kind} port has no sync`, { path: call.path });
+        await port.sync(call.path);
         return null;
       case "acquireLock": {
-        if (!port.acquireLock) throw new StorageError("unsupported", `the ${port.kind} port has no locks`, { path: call.key });
-        const lock = await port.acquireLock(this.policy.file(call.key));
+        if (!port.acquireLock) throw new StorageError("unsupported", `the ${this.kind} port has no locks`, { path: call.key });
+        const lock = await port.acquireLock(call.key);
         if (this.endReason !== undefined) {
           // The client went away while the lock was being taken: nobody would ever release it.
           await lock.release();
@@ -303,11 +311,9 @@ class Connection implements ClientConnection {
   private async watch(watchId: string, dir: string): Promise<null> {
     const { push } = this.options;
     if (!push) throw new StorageError("unsupported", "this connection carries no pushes: watch is not available", { path: dir });
-    if (!this.port.watch) throw new StorageError("unsupported", `the ${this.port.kind} port cannot watch`, { path: dir });
+    if (!this.port.watch) throw new StorageError("unsupported", `the ${this.kind} port cannot watch`, { path: dir });
     if (this.watches.has(watchId)) throw new StorageError("invalid", `watch ${watchId} already exists`);
-    const started = this.port.watch(this.policy.dir(dir), (path) => {
-      if (this.policy.shows(path)) this.gather(watchId, path);
-    });
+    const started = this.port.watch(dir, (path) => this.gather(watchId, path));
     this.watches.set(
       watchId,
       started.catch(() => null),
@@ -363,51 +369,6 @@ class Connection implements ClientConnection {
       for (const [id, transfer] of transfers) if (nowMs - transfer.touchedMs > STAGED_TTL_MS) transfers.delete(id);
     }
   }
-}
-
-/** Whether a mutating call may go ahead: always on a writable server, else only below `writablePaths`. */
-function writePolicy(options: StorageServerOptions): (call: RpcCall) => boolean {
-  if (!options.readOnly) return () => true;
-  const writable = options.writablePaths ?? [];
-  return (call) => {
-    // Staging only buffers bytes; the write that commits them is checked itself.
-    if (call.op === "stage") return writable.length > 0;
-    const { path } = pathOption(call);
-    return path !== undefined && writable.some((dir) => isAtOrBelow(path, dir));
-  };
-}
-
-/** Which storage paths a server exposes. */
-interface PathPolicy {
-  /** Returns a file path (or lock key) clients may touch; throws "invalid" or "forbidden" otherwise. */
-  file(path: string): string;
-  /** Returns a directory clients may list or watch (one of the allowed ones, below one, or on the way to one). */
-  dir(dir: string): string;
-  /** True for a path inside an allowed directory, or on the way to one (shown in listings). */
-  shows(path: string): boolean;
-}
-
-function pathPolicy(allowed: readonly string[] | undefined): PathPolicy {
-  if (allowed === undefined) {
-    return { file: (path) => checkStoragePath(path), dir: (dir) => checkStoragePath(dir, { allowRoot: true }), shows: () => true };
-  }
-  for (const dir of allowed) checkStoragePath(dir);
-  const inside = (path: string) => allowed.some((dir) => isAtOrBelow(path, dir));
-  const onTheWay = (path: string) => allowed.some((dir) => isAtOrBelow(dir, path));
-  const forbidden = (path: string) => new StorageError("forbidden", `${JSON.stringify(path)} is outside the served paths (${allowed.join(", ")})`, { path });
-  return {
-    file(path) {
-      checkStoragePath(path);
-      if (!inside(path)) throw forbidden(path);
-      return path;
-    },
-    dir(dir) {
-      checkStoragePath(dir, { allowRoot: true });
-      if (!inside(dir) && !onTheWay(dir)) throw forbidden(dir);
-      return dir;
-    },
-    shows: (path) => inside(path) || onTheWay(path),
-  };
 }
 
 /** Options of {@link serveStorage}. */
@@ -474,12 +435,6 @@ function reply(endpoint: MessageEndpoint, response: RpcResponse): void {
     const failure = new StorageError("io", `the storage reply could not be sent: ${String(error)}`);
     endpoint.postMessage(errorResponse(response.id, failure));
   }
-}
-
-function pathOption(call: RpcCall): { path?: string } {
-  if ("path" in call) return { path: call.path };
-  if ("key" in call) return { path: call.key };
-  return {};
 }
 
 function asStorageError(error: unknown, call: RpcCall): StorageError {

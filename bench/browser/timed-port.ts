@@ -8,7 +8,7 @@
  */
 import type { StoragePort } from "../../src/port.js";
 
-export interface OpTotals {
+interface OpTotals {
   calls: number;
   ms: number;
   bytes: number;

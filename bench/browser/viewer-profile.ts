@@ -1,7 +1,7 @@
 /**
  * Where the viewer's long tasks come from: `tsx bench/browser/viewer-profile.ts [1000,10000,100000] [--throttle N]`.
  * Builds the export template unminified (function names survive), fills it with the viewer
- * bench's sessions (./viewer-data.ts), opens each from file:// as the viewer bench does, loads
+ * bench's sessions (test/shared/viewer-session.ts), opens each from file:// as the viewer bench does, loads
  * and scrolls both lists end to end (the same steps), with a Chromium trace (devtools.timeline)
  * and the V8 sampling profiler on. Prints, per main-thread task over THRESHOLD_MS: its length,
  * what started it, its time by trace event (self time: script, layout, style, GC…) and the
@@ -19,7 +19,7 @@ import { build } from "vite";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
 import type { CpuProfile } from "./cpu-profile.js";
-import { ensureViewerSession, VIEWER_DATA_DIR } from "./viewer-data.js";
+import { ensureViewerSession, VIEWER_DATA_DIR } from "../../test/shared/viewer-session.js";
 import { ourExport, scrollEndToEnd, VIEWER_PROJECT } from "./viewer.js";
 
 const THRESHOLD_MS = 50;

@@ -7,8 +7,8 @@ import type { StoragePort } from "../../src/port.js";
 import { SessionManager } from "../../src/session/session-manager.js";
 import { timedPort, type Breakdown } from "./timed-port.js";
 
-export const APPEND_CWD = "/bench/browser-appends";
-export const OPEN_CWD = "/bench/browser-open";
+const APPEND_CWD = "/bench/browser-appends";
+const OPEN_CWD = "/bench/browser-open";
 export const OPEN_SESSION_PATH = "sessions/--bench-browser-open--/2026-01-01T00-00-00-000Z_0b5e55e5-0000-4000-8000-000000000050.jsonl";
 
 /** mulberry32: the same seed gives the same numbers in Node and in Chromium. */

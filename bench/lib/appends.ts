@@ -1,11 +1,11 @@
 /** The append workload: the same ~1–2 KB messages appended by ours and by pi. */
 import { performance } from "node:perf_hooks";
-import { PiSessionManager } from "./pi.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
 import { SessionManager, type AgentMessage, type StoragePort } from "../../src/index.js";
-import { APPEND_SIZES, MessageFactory } from "./messages.js";
+import { APPEND_SIZES, MessageFactory } from "../../test/shared/message-factory.js";
 
 export const APPEND_CWD = "/bench/append-project";
-export const APPEND_SESSION_DIR = "sessions/--bench-append-project--";
+const APPEND_SESSION_DIR = "sessions/--bench-append-project--";
 
 type PiMessage = Parameters<PiSessionManager["appendMessage"]>[0];
 

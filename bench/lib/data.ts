@@ -14,8 +14,8 @@ import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PiSessionManager } from "./pi.js";
-import { MessageFactory, SESSION_SIZES, zipfWords, type WordSource } from "./messages.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
+import { MessageFactory, SESSION_SIZES, zipfWords, type WordSource } from "../../test/shared/message-factory.js";
 
 export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DATA_DIR = join(BENCH_DIR, ".data");
@@ -26,7 +26,7 @@ const GENERATOR_VERSION = 1;
 const MANIFEST = join(DATA_DIR, "manifest.json");
 
 export const OPEN_ROOT = join(DATA_DIR, "open");
-export const OPEN_CWD = "/bench/open-project";
+const OPEN_CWD = "/bench/open-project";
 const OPEN_TARGET_BYTES = 50_000_000;
 
 export const LIST_ROOT = join(DATA_DIR, "list");
@@ -82,7 +82,7 @@ function log(message: string): void {
  * user → (assistant toolCall → toolResult)* → assistant, with model and thinking-level changes,
  * compactions, branches, a branch summary, labels, a session name and custom entries.
  */
-export function writePiSession(sessionDir: string, cwd: string, seed: number, targetBytes: number, word?: WordSource, startMs?: number): string {
+function writePiSession(sessionDir: string, cwd: string, seed: number, targetBytes: number, word?: WordSource, startMs?: number): string {
   const pi = PiSessionManager.create(cwd, sessionDir);
   const factory = new MessageFactory(seed, SESSION_SIZES, startMs, word);
   const random = factory.random;
@@ -197,7 +197,7 @@ const SEARCH_SESSIONS_PER_PROJECT = 30;
 /** Session sizes (bytes), cycled: ~1.45 MB on average, 300 sessions ≈ 436 MB (issue #9's store). */
 const SEARCH_SESSION_BYTES = [0.4e6, 0.6e6, 0.8e6, 1.0e6, 1.2e6, 1.5e6, 1.8e6, 2.2e6, 2.6e6, 2.4e6];
 
-export function searchProjectCwd(project: number): string {
+function searchProjectCwd(project: number): string {
   return `/bench/search-${project}`;
 }
 

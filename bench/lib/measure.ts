@@ -2,7 +2,7 @@
 import { fork } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { ChildTask } from "../child.js";
+import type { ChildTask } from "./child-task.js";
 import { BENCH_DIR } from "./data.js";
 
 export interface Sample {
@@ -68,7 +68,7 @@ export async function interleave<T>(cases: readonly Case<T>[], runs: number): Pr
   return new Map(cases.map((c) => [c.name, { sample: summarize(times.get(c.name)!), last: last.get(c.name)! }]));
 }
 
-export const CHILD_SCRIPT = join(BENCH_DIR, "child.ts");
+const CHILD_SCRIPT = join(BENCH_DIR, "child.ts");
 
 /** A child prints this line when its measured part is over: later collections are not its peak. */
 export const MEASURED_LINE = "bench child: measured";

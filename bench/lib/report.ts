@@ -24,7 +24,7 @@ export interface Row {
 export type Figures = Record<string, number | boolean>;
 
 /** A JSON object of figures by dotted key. */
-export interface FigureTree {
+interface FigureTree {
   [name: string]: number | boolean | FigureTree;
 }
 

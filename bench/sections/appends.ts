@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { PiSessionManager } from "../lib/pi.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { appendMessages, meanEntryBytes, piAppendMessages } from "../lib/appends.js";
 import { SCRATCH_DIR } from "../lib/data.js";

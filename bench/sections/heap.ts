@@ -5,12 +5,12 @@
  * vs pi.
  */
 import { relative, sep } from "node:path";
-import type { OpenResult } from "../child.js";
+import type { OpenResult } from "../lib/child-task.js";
 import { OPEN_ROOT, ensureOpenSession } from "../lib/data.js";
 import { formatBytes, runChild, summarize } from "../lib/measure.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
 
-export const HEAP_FLAGS = ["--expose-gc", "--trace-gc"];
+const HEAP_FLAGS = ["--expose-gc", "--trace-gc"];
 
 export interface OpenMemory {
   /** Peak heap above the heap before opening. */

@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { ChildTask, OpenResult } from "../child.js";
+import type { ChildTask, OpenResult } from "../lib/child-task.js";
 import { bundleCliInto } from "../../scripts/cli-bundle.js";
 import { HUGE_ROOT, SCRATCH_DIR, ensureHugeSession } from "../lib/data.js";
 import { timeProcess } from "./open.js";
@@ -14,7 +14,7 @@ import { formatBytes, formatMs, runChild } from "../lib/measure.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
 import { openMemory, type OpenMemory } from "./heap.js";
 
-export const HUGE_FLAGS = ["--expose-gc", "--trace-gc", "--max-old-space-size=12288"];
+const HUGE_FLAGS = ["--expose-gc", "--trace-gc", "--max-old-space-size=12288"];
 /** Lazy open + context of the 1 GiB session, at most (issue #12). */
 const TARGET_MS = 3000;
 

@@ -4,7 +4,7 @@
  */
 import { linkSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { PiSessionManager } from "../lib/pi.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { CATALOG_DIR } from "../../src/session/listing.js";
 import { SessionManager } from "../../src/index.js";

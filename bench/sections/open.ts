@@ -13,7 +13,7 @@ import { readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { performance } from "node:perf_hooks";
 import { isDeepStrictEqual } from "node:util";
-import { PiSessionManager } from "../lib/pi.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { bundleCliInto } from "../../scripts/cli-bundle.js";
 import { SessionManager, type SessionContext } from "../../src/index.js";

@@ -4,7 +4,7 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { ChildTask } from "../child.js";
+import type { ChildTask } from "../lib/child-task.js";
 import { topSelfTimes } from "../lib/cpuprofile.js";
 import { BENCH_DIR, DATA_DIR, LIST_CWD, LIST_ROOT, LIST_SESSION_DIR, OPEN_ROOT, SCRATCH_DIR, ensureListSessions, ensureOpenSession } from "../lib/data.js";
 import { runChild } from "../lib/measure.js";

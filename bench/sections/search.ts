@@ -3,7 +3,10 @@
  * listing every project warm and cold against pi's listAll() (whole processes, and in-process),
  * catalog bytes per session; the search index built cold, its bytes against the text's; warm
  * single-word searches against `grep -rl` over the same files; the same searches after 100
- * appends to 10 sessions, counting the bytes read.
+ * appends to 10 sessions, counting the bytes read. Then a store of Japanese, Korean and Chinese
+ * text (40 pi-written sessions, drawn from the words of TypeScript's translated messages): the
+ * index built cold and its bytes, and substrings of its text searched (the sessions `grep -rlF`
+ * finds, and the time per query against a word's on the first store).
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -16,9 +19,11 @@ import { SEARCH_DIR } from "../../src/search/search-index.js";
 import { SessionManager, searchSessions, type SearchIndexProgress, type StoragePort } from "../../src/index.js";
 import { storeCacheDir } from "../../cli/store-cache.js";
 import { bundleCli } from "../../test/shared/cli-runner.js";
+import { CJK_LANGUAGES, cjkTextSource } from "../lib/cjk-text.js";
 import { BENCH_DIR, ensureSearchStore, SCRATCH_DIR, SEARCH_ROOT } from "../lib/data.js";
 import { formatMs, interleave, summarize, type Sample } from "../lib/measure.js";
-import { PiSessionManager } from "../lib/pi.js";
+import { seededRandom } from "../../test/shared/message-factory.js";
+import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
 
 const PI_SESSION_MANAGER = join(BENCH_DIR, "..", "node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js");
@@ -69,6 +74,59 @@ function scanStore(root: string): { textBytes: number; words: string[] } {
   const sorted = [...sessionsOf.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
   const words = Array.from({ length: WORDS }, (_, i) => sorted[Math.floor(((i + 0.5) * sorted.length) / WORDS)]![0]);
   return { textBytes, words };
+}
+
+const CJK_SESSIONS_PER_LANGUAGE = 10;
+const CJK_SESSION_CHARS = 150_000;
+const CJK_QUERIES = 24;
+/** Letters and digits of those scripts (not their punctuation: 、 and 。 separate words). */
+const UNSPACED_RUN = /(?:(?=[\p{L}\p{N}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}])+/gu;
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+/**
+ * Sessions of Japanese, Korean and Chinese text, written by pi: per language 10 sessions of
+ * ~150,000 characters, each user message 10 to 60 segments of the language (words, punctuation,
+ * spaces: bench/lib/cjk-text.ts), each answer 40 to 400; and queries: substrings of 1 to 4
+ * characters of the runs of such characters.
+ */
+function writeCjkStore(root: string): { files: number; bytes: number; textBytes: number; queries: string[] } {
+  rmSync(root, { recursive: true, force: true });
+  const random = seededRandom(0xc1c);
+  const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+  const encoder = new TextEncoder();
+  let textBytes = 0;
+  const runs: string[] = [];
+  for (const language of CJK_LANGUAGES) {
+    const text = cjkTextSource(language);
+    for (let i = 0; i < CJK_SESSIONS_PER_LANGUAGE; i++) {
+      const pi = PiSessionManager.create(`/bench/cjk-${language}`, join(root, "sessions", `--bench-cjk-${language}--`));
+      for (let chars = 0; chars < CJK_SESSION_CHARS; ) {
+        const question = text(random, between(10, 60));
+        const answer = text(random, between(40, 400));
+        pi.appendMessage({ role: "user", content: question, timestamp: Date.now() } as never);
+        pi.appendMessage({ role: "assistant", content: [{ type: "text", text: answer }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage, stopReason: "stop", timestamp: Date.now() } as never);
+        chars += question.length + answer.length;
+        textBytes += encoder.encode(question).length + encoder.encode(answer).length;
+        if (random() < 0.05) runs.push(...(answer.match(UNSPACED_RUN) ?? []));
+      }
+    }
+  }
+  const queries = Array.from({ length: CJK_QUERIES }, (_, i) => {
+    const length = 1 + (i % 4);
+    const candidates = runs.filter((run) => Array.from(run).length >= length);
+    const chars = Array.from(candidates[Math.floor(random() * candidates.length)]!);
+    const at = Math.floor(random() * (chars.length - length + 1));
+    return chars.slice(at, at + length).join("");
+  });
+  const files = readdirSync(join(root, "sessions")).flatMap((dir) => readdirSync(join(root, "sessions", dir)).map((name) => join(root, "sessions", dir, name)));
+  return { files: files.length, bytes: files.reduce((n, file) => n + statSync(file).size, 0), textBytes, queries };
+}
+
+/** Session files (absolute paths) that `grep -rlF` finds. */
+function grepFiles(root: string, text: string): Set<string> {
+  const result = spawnSync("grep", ["-rlF", text, join(root, "sessions")], { encoding: "utf8", env: { ...process.env, LC_ALL: "C.UTF-8" }, maxBuffer: 1 << 26 });
+  if (result.status !== 0 && result.status !== 1) throw new Error(`grep failed: ${result.stderr}`);
+  return new Set(result.stdout.split("\n").filter((line) => line.endsWith(".jsonl")));
 }
 
 /** Counts the bytes read from session files. */
@@ -280,7 +338,86 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
     ] satisfies Row[];
   };
   rows.push(...(await searchRows(SEARCH_ROOT, "warm", storage)));
+
+  // ---- Japanese, Korean and Chinese text: the index cold, its bytes, substrings against grep -rlF
+  const cjkRoot = join(SCRATCH_DIR, "search-cjk");
+  const cjk = writeCjkStore(cjkRoot);
+  const cjkWhat = `${cjk.files} sessions of Japanese, Korean and Chinese text, ${(cjk.bytes / 1e6).toFixed(0)} MB`;
+  const cjkStorage = nodeFsStorage({ root: cjkRoot });
+  let cjkCold: SearchIndexProgress | undefined;
+  const cjkStart = performance.now();
+  await searchSessions(cjkStorage, cjk.queries[0]!, { onProgress: (p) => (cjkCold = p) });
+  const cjkColdMs = performance.now() - cjkStart;
+  const textRate = (bytes: number, ms: number) => bytes / 1e6 / (ms / 1000);
+  rows.push({
+    name: `cold index build, ${cjkWhat}; text indexed per second vs the ${what} (same run)`,
+    ours: `${formatMs(cjkColdMs)}: ${cjkCold!.filesDone} files; ${textRate(cjk.textBytes, cjkColdMs).toFixed(1)} MB of text/s`,
+    peer: `${textRate(textBytes, coldMs).toFixed(1)} MB of text/s`,
+    ratio: ratio(textRate(cjk.textBytes, cjkColdMs) / textRate(textBytes, coldMs)),
+    target: "—",
+    verdict: "info",
+    key: "search.cjk.coldIndex",
+    figures: { ms: cjkColdMs, files: cjkCold!.filesDone, bytesRead: cjkCold!.bytesDone, textBytes: cjk.textBytes, ratioOfTextRate: textRate(cjk.textBytes, cjkColdMs) / textRate(textBytes, coldMs) },
+  });
+  const cjkIndexBytes = statSync(join(cjkRoot, SEARCH_DIR, "text.sqlite")).size;
+  rows.push({
+    name: "index bytes vs the Japanese, Korean and Chinese user + assistant text it indexes",
+    ours: `${(cjkIndexBytes / 1e6).toFixed(1)} MB`,
+    peer: `text ${(cjk.textBytes / 1e6).toFixed(1)} MB (the other store's index: ${((100 * indexBytes) / textBytes).toFixed(1)} % of its text)`,
+    ratio: `${((100 * cjkIndexBytes) / cjk.textBytes).toFixed(1)} %`,
+    target: "—",
+    verdict: "info",
+    key: "search.cjk.indexSize",
+    figures: { indexBytes: cjkIndexBytes, textBytes: cjk.textBytes, ratio: cjkIndexBytes / cjk.textBytes },
+  });
+  let sameAsGrep = 0;
+  for (const query of cjk.queries) {
+    const found = new Set((await searchSessions(cjkStorage, query, { limit: Infinity })).map((hit) => join(cjkRoot, hit.path)));
+    const expected = grepFiles(cjkRoot, query);
+    if (found.size === expected.size && [...found].every((path) => expected.has(path))) sameAsGrep++;
+  }
+  rows.push({
+    name: `${cjk.queries.length} substrings (1 to 4 characters) of the runs of that text: the sessions search finds are those \`grep -rlF\` finds`,
+    ours: `${sameAsGrep} of ${cjk.queries.length} the same`,
+    peer: "grep -rlF",
+    ratio: "",
+    target: "all",
+    verdict: verdict(sameAsGrep === cjk.queries.length),
+    key: "search.cjk.sameAsGrep",
+    figures: { queries: cjk.queries.length, same: sameAsGrep },
+  });
+  // grep's time grows with the store's bytes (22 MB here, all of it text), search's with the hits:
+  // the peer is the single words' search of the 300-session store, in the same rounds (each block
+  // after an untimed search, as one process keeps one index open). A quarter of the substrings are
+  // one character, which FTS5 reads as a prefix of every bigram starting with it: within 2×.
+  const cjkTotals = { api: [] as number[], grep: [] as number[], words: [] as number[] };
+  const timed = async (port: StoragePort, queries: readonly string[]) => {
+    await searchSessions(port, queries[0]!, { limit: 20 });
+    const start = performance.now();
+    for (const query of queries) await searchSessions(port, query, { limit: 20 });
+    return performance.now() - start;
+  };
+  for (let round = 0; round < runs; round++) {
+    cjkTotals.words.push(await timed(storage, words));
+    cjkTotals.api.push(await timed(cjkStorage, cjk.queries));
+    cjkTotals.grep.push(cjk.queries.reduce((ms, query) => ms + processMs("grep", ["-rlF", query, join(cjkRoot, "sessions")]), 0));
+  }
+  const [cjkApi, cjkGrep, wordsApi] = [summarize(cjkTotals.api), summarize(cjkTotals.grep), summarize(cjkTotals.words)];
+  const substringMs = cjkApi.median / cjk.queries.length;
+  const wordMs = wordsApi.median / words.length;
+  rows.push({
+    name: `searchSessions (in-process, limit 20) of the ${cjk.queries.length} substrings, per query, vs the ${words.length} single words' of the ${what}, same rounds`,
+    ours: `${formatMs(substringMs)} (${cjk.queries.length} in ${timing(cjkApi)}; \`grep -rlF\` of each: ${timing(cjkGrep)})`,
+    peer: `${formatMs(wordMs)} (${words.length} in ${timing(wordsApi)})`,
+    ratio: ratio(substringMs / wordMs),
+    target: "≤ 2×",
+    verdict: verdict(substringMs / wordMs <= 2),
+    key: "search.cjk.inProcess",
+    figures: { oursMs: cjkApi.median, perQueryMs: substringMs, wordsMs: wordsApi.median, wordPerQueryMs: wordMs, ratioToWord: substringMs / wordMs, grepMs: cjkGrep.median, ratioToGrep: cjkApi.median / cjkGrep.median },
+  });
+  await cjkStorage.close();
   await storage.close();
+  rmSync(cjkRoot, { recursive: true, force: true });
 
   // ---- 100 appends to 10 sessions (pi appends), then the same searches
   const sessionFiles = readdirSync(join(SEARCH_ROOT, "sessions")).flatMap((dir) =>
@@ -324,6 +461,7 @@ export async function benchSearch(runs: number): Promise<{ rows: Row[]; notes: s
       `search store: ${what}, every session written by pi with its own seed from a 50,000-word Zipf vocabulary (bench/lib/data.ts); user + assistant text ${(textBytes / 1e6).toFixed(1)} MB.`,
       "listing: whole processes are the bundled CLI (`node sessionkit.mjs --root … ls --all --json`, stdout discarded; its catalog and index in a scratch $XDG_CACHE_HOME) and `node -e` importing pi's SessionManager and printing listAll() as JSON, with PI_CODING_AGENT_DIR at the store; warm = a previous call wrote the catalog; cold = the CLI's catalog deleted before the call.",
       `search: ${WORDS} words of message text spread from the rarest to the most common (by how many sessions hold them): ${words.join(", ")}; ${runs} rounds; each round sums the ${WORDS} searches. grep -rlF stops at a file's first match, so common words are its best case. The whole-process rows include Node's start and loading SQLite's WASM module.`,
+      `Japanese, Korean and Chinese: ${cjkWhat} (segments of TypeScript's translated diagnostic messages drawn as often as they occur there, bench/lib/cjk-text.ts), user + assistant text ${(cjk.textBytes / 1e6).toFixed(1)} MB; queries: ${cjk.queries.join(", ")}.`,
       "after appends: a copy of the store (hard links, real copies of the 10 changed files and the index); pi's SessionManager appends 10 user messages to each of 10 sessions; the first search updates the index from each file's last indexed offset.",
     ],
   };

@@ -4,11 +4,12 @@ import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverAgentStores } from "../agent-stores.js";
-import type { Run } from "../commands.js";
+import type { Run } from "../run.js";
 import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
 import { storeCacheDir } from "../store-cache.js";
-import { isLoopback, startServe, type RunningServer, type StoreConfig } from "./server.js";
+import { isLoopback } from "../../adapters/server/auth.js";
+import { startServe, type RunningServer, type StoreConfig } from "./server.js";
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;

@@ -1,4 +1,5 @@
 /** Typed archive errors: every failure names the rule broken and, when there is one, the member. */
+import { CodedError } from "../port.js";
 
 /**
  * Which rule an archive (or an import or export) broke ({@link ArchiveError.code}).
@@ -60,17 +61,14 @@ export type ArchiveErrorCode =
  * Test for it with {@link isArchiveError}.
  * @category Errors
  */
-export class ArchiveError extends Error {
+export class ArchiveError extends CodedError<ArchiveErrorCode> {
   /** Always "ArchiveError". */
   override readonly name = "ArchiveError";
-  /** Which rule was broken. */
-  readonly code: ArchiveErrorCode;
   /** The archive member, file name or storage path the error is about. */
   readonly member: string | undefined;
 
   constructor(code: ArchiveErrorCode, message: string, options?: { member?: string; cause?: unknown }) {
-    super(options?.member === undefined ? message : `${options.member}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, options?.member === undefined ? message : `${options.member}: ${message}`, options?.cause);
     this.member = options?.member;
   }
 

@@ -62,7 +62,7 @@ export function unsafeNameRule(name: string): string | null {
 const hex64 = z.string().check(z.regex(HEX64, "a lowercase sha256 hex digest"));
 const size = z.number().check(z.int(), z.nonnegative());
 
-export const manifestSessionSchema = z.object({
+const manifestSessionSchema = z.object({
   id: z.string().check(z.regex(SESSION_ID_PATTERN, "a session id usable as a file name")),
   /** The member holding the session. */
   path: z.string(),
@@ -76,7 +76,7 @@ export const manifestSessionSchema = z.object({
   leafId: z.optional(z.string()),
 });
 
-export const manifestSchema = z.object({
+const manifestSchema = z.object({
   format: z.literal(ARCHIVE_FORMAT),
   version: z.string().check(z.regex(/^\d+\.\d+$/, "major.minor")),
   generator: z.string(),

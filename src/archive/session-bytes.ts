@@ -228,7 +228,7 @@ function assignStableIds(parsed: ParsedSession): void {
 }
 
 /** An 8-hex entry id derived from `seed` (FNV-1a), retried past ids in `taken`. */
-export function stableEntryId(seed: string, taken: { has(id: string): boolean }): string {
+function stableEntryId(seed: string, taken: { has(id: string): boolean }): string {
   for (let attempt = 0; ; attempt++) {
     const id = fnv1a32(attempt === 0 ? seed : `${seed}#${attempt}`).toString(16).padStart(8, "0");
     if (!taken.has(id)) return id;

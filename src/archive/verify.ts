@@ -59,7 +59,7 @@ export interface ReadArchiveOptions {
   crc32?: NewCrc32;
 }
 
-export interface VerifiedSession {
+interface VerifiedSession {
   member: string;
   manifest: ManifestSession;
   /** The dialect the member is written in. */

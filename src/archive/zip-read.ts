@@ -58,7 +58,7 @@ export interface OpenedZip {
 }
 
 /** A member being inflated into a buffer of its declared size. */
-export interface Inflating {
+interface Inflating {
   /** Filled from the start as the member inflates; whole and checked once `done` resolves. */
   bytes: Uint8Array;
   /** Resolves once the first `end` bytes (at most the declared size) are in `bytes`; rejects when inflating fails. */

@@ -99,7 +99,7 @@ export function hasImagesToExternalize(value: unknown): boolean {
 }
 
 /** Whether `value` holds a blob ref: whether resolveImages may change it. */
-export function hasBlobRefs(value: unknown): boolean {
+function hasBlobRefs(value: unknown): boolean {
   return someImage(value, isRef);
 }
 
@@ -125,7 +125,7 @@ export function imagesInForm<T>(value: T, form: ImageForm, blobs: BlobReader & B
 }
 
 /** Moves large inline images of `value` into `blobs`; returns a copy where something moved. */
-export function externalizeImages<T>(value: T, blobs: BlobWriter): Promise<T> {
+function externalizeImages<T>(value: T, blobs: BlobWriter): Promise<T> {
   return rewriteImages(
     value,
     async (data) => {

@@ -18,7 +18,7 @@
  */
 export type SessionDialect = "pi" | "seed003";
 
-export const SEED003_HEADER_TYPE = "session_header";
+const SEED003_HEADER_TYPE = "session_header";
 
 type RawRecord = Record<string, unknown>;
 

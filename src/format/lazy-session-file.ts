@@ -27,7 +27,7 @@ export function entryOf(entry: LazyEntry): SessionEntry {
   return entry instanceof UnparsedEntry ? entry.entry() : entry;
 }
 
-export interface LazySessionFile extends Omit<LoadedSessionFile, "entries" | "entryLines" | "entriesWithBlobRefs"> {
+interface LazySessionFile extends Omit<LoadedSessionFile, "entries" | "entryLines" | "entriesWithBlobRefs"> {
   entries: LazyEntry[];
   /** Entries whose line holds a blob ref (parsed already: their images are resolved at open). */
   entriesWithBlobRefs: ReadonlySet<SessionEntry>;

@@ -29,7 +29,7 @@ const base = {
 const textContent = z.looseObject({ type: z.literal("text"), text: z.string() });
 const imageContent = z.looseObject({ type: z.literal("image"), data: z.string(), mimeType: z.string() });
 
-export const agentMessageSchema = z.looseObject({
+const agentMessageSchema = z.looseObject({
   role: z.string(),
   timestamp: z.optional(z.number()),
 });

@@ -4,7 +4,7 @@
  * copied into an in-memory, read-only SQLite (WASM), so the user's file and oh-my-pi's running
  * instance are untouched. The FTS5 table beside it is not read (search runs over the rows here).
  */
-import type { StoragePort } from "../port.js";
+import { CodedError, type StoragePort } from "../port.js";
 import { databaseFromBytes } from "../search/sqlite.js";
 import { applyWal, withoutWalMode } from "./sqlite-wal.js";
 
@@ -35,17 +35,14 @@ export type HistoryErrorCode = "damaged" | "not-history";
  * A history.db that cannot be read: not a SQLite file, damaged, or without a `history` table.
  * @category Errors
  */
-export class HistoryError extends Error {
+export class HistoryError extends CodedError<HistoryErrorCode> {
   /** Always "HistoryError". */
   override readonly name = "HistoryError";
-  /** Why the file could not be read. */
-  readonly code: HistoryErrorCode;
   /** Storage path of the file. */
   readonly path: string;
 
   constructor(code: HistoryErrorCode, path: string, message: string, options?: { cause?: unknown }) {
-    super(`${path}: ${message}`, options);
-    this.code = code;
+    super(code, `${path}: ${message}`, options?.cause);
     this.path = path;
   }
 }

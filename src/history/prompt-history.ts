@@ -35,13 +35,13 @@ export interface PromptHistoryOptions {
 }
 
 /** The seed's limit rule: floor, clamp to 0–1000, anything not finite is 0. */
-export function clampLimit(limit: number): number {
+function clampLimit(limit: number): number {
   if (!Number.isFinite(limit)) return 0;
   return Math.min(Math.max(0, Math.floor(limit)), MAX_LIMIT);
 }
 
 /** Tokens as FTS5's unicode61 tokenizer makes them (remove_diacritics 1, lower case). */
-export function historyTokens(text: string): string[] {
+function historyTokens(text: string): string[] {
   return (
     text
       .normalize("NFD")

@@ -1,26 +1,36 @@
 /**
  * The query language: words (all must match), "quoted phrases", and a trailing * for a prefix
- * (`stor*`, `"session stor"*`). A word is a run of letters, digits and underscores (the index's
- * tokenizer, as grep -w sees words); other characters separate words, so `git-commit` is the
- * phrase "git commit". The FTS5 expression is built from tokens only, always quoted: a query can
- * never be read as FTS5 syntax.
+ * (`stor*`, `"session stor"*`). A token is a spaced word, a run of letters, digits and
+ * underscores (as grep -w sees words), or a run of Chinese, Japanese or Korean characters
+ * (words.ts); other characters separate tokens, so `git-commit` is the phrase "git commit".
+ *
+ * What each matches, case-insensitively:
+ * - a bare word of three or more letters a-z (not quoted, no *): any word with its stem, its
+ *   plurals and -ed, -ing forms (words.ts: `wordForms`); any other bare word: that word;
+ * - a quoted word or phrase: those words as written, in a row (any separators between);
+ * - `prefix*`: words starting with it;
+ * - a run of CJK characters: itself anywhere in a run (a substring, as grep -F finds it).
+ *
+ * The FTS5 expression is built from tokens only, always quoted: a query can never be read as FTS5
+ * syntax. It finds a superset of the entries; `unitPattern` is the exact test on their text.
  */
+import { isUnspacedRun, runExpression, UNSPACED_CHAR, WORD_CHAR, wordForms } from "./words.js";
 
 export interface QueryUnit {
+  /** Spaced words and unspaced runs, in order. */
   tokens: string[];
   prefix: boolean;
+  /** A bare word's forms (words.ts: `wordForms`); null when the words match as written (quoted, a prefix, a phrase, a run). */
+  forms: string[] | null;
 }
 
 export interface ParsedQuery {
   units: QueryUnit[];
-  /** The FTS5 MATCH expression; "" when the query has no word. */
-  match: string;
 }
 
-/** FTS5's unicode61 token characters (categories L*, N*, Co) plus "_" (tokenchars). */
-export const TOKEN_CHAR = String.raw`[\p{L}\p{N}\p{Co}_]`;
-const TOKEN = new RegExp(`${TOKEN_CHAR}+`, "gu");
+const TOKEN = new RegExp(`${WORD_CHAR}+|${UNSPACED_CHAR}+`, "gu");
 
+/** Spaced words and unspaced runs of `text` (a run next to a word is a token of its own). */
 export function tokenize(text: string): string[] {
   return text.match(TOKEN) ?? [];
 }
@@ -32,30 +42,67 @@ export function parseQuery(query: string): ParsedQuery {
     const raw = match[1] ?? match[3] ?? "";
     const prefix = match[2] === "*" || (match[3] !== undefined && raw.endsWith("*"));
     const tokens = tokenize(raw);
-    if (tokens.length > 0) units.push({ tokens, prefix });
+    if (tokens.length === 0) continue;
+    const bare = match[1] === undefined && !prefix && tokens.length === 1 && !isUnspacedRun(tokens[0]!);
+    units.push({ tokens, prefix, forms: bare ? wordForms(tokens[0]!) : null });
   }
-  const match = units.map((unit) => `"${unit.tokens.join(" ")}"${unit.prefix ? "*" : ""}`).join(" AND ");
-  return { units, match };
+  return { units };
 }
 
-const SEPARATOR = String.raw`[^\p{L}\p{N}\p{Co}_]+`;
+/**
+ * The FTS5 MATCH expression of the units ("" for none): each token's term present (a phrase's
+ * anywhere in the entry, the index has no positions); a bare word's forms as alternatives, those
+ * `indexed` says the index holds (most of the forms are in no text, and each alternative costs
+ * bm25 a phrase per row), or the word itself when it holds none.
+ */
+export function matchExpression(units: readonly QueryUnit[], indexed: (term: string) => boolean = () => true): string {
+  return units
+    .map((unit) => {
+      const forms = unit.forms;
+      if (forms) {
+        const held = forms.length > 1 ? forms.filter(indexed) : forms;
+        return held.length > 1 ? `(${held.map((form) => `"${form}"`).join(" OR ")})` : `"${held[0] ?? forms[0]}"`;
+      }
+      return unit.tokens
+        .map((token, i) => (isUnspacedRun(token) ? runExpression(token) : `"${token}"${unit.prefix && i === unit.tokens.length - 1 ? "*" : ""}`))
+        .join(" AND ");
+    })
+    .join(" AND ");
+}
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** A case-insensitive pattern finding a unit in text, on token boundaries as the index has them. */
+const NON_TOKEN = String.raw`[^\p{L}\p{N}\p{Co}_]`;
+
+/**
+ * A case-insensitive pattern finding a unit in text, as the query means it: a spaced word between
+ * spaced-word boundaries (a CJK character is one), a run anywhere; tokens of a phrase separated by
+ * anything but token characters (nothing, too, where a run meets a token).
+ */
 export function unitPattern(unit: QueryUnit): RegExp {
-  const body = unit.tokens.map(escapeRegExp).join(SEPARATOR);
-  return new RegExp(`(?<!${TOKEN_CHAR})${body}${unit.prefix ? "" : `(?!${TOKEN_CHAR})`}`, "iu");
+  const forms = unit.forms;
+  let body = "";
+  unit.tokens.forEach((token, i) => {
+    const run = isUnspacedRun(token);
+    if (i > 0) body += run || isUnspacedRun(unit.tokens[i - 1]!) ? `${NON_TOKEN}*` : `${NON_TOKEN}+`;
+    if (run) body += escapeRegExp(token);
+    else {
+      const open = unit.prefix && i === unit.tokens.length - 1;
+      const word = forms ? `(?:${forms.map(escapeRegExp).join("|")})` : escapeRegExp(token);
+      body += `(?<!${WORD_CHAR})${word}${open ? "" : `(?!${WORD_CHAR})`}`;
+    }
+  });
+  return new RegExp(body, "iu");
 }
 
-/** Up to `width` characters of `text` around the first match of any unit, on one line. */
-export function snippetOf(text: string, units: readonly QueryUnit[], width = 160): string {
+/** Up to `width` characters of `text` around the first match of any pattern (`unitPattern`), on one line. */
+export function snippetOf(text: string, patterns: readonly RegExp[], width = 160): string {
   let at = -1;
   let length = 0;
-  for (const unit of units) {
-    const found = unitPattern(unit).exec(text);
+  for (const pattern of patterns) {
+    const found = pattern.exec(text);
     if (found && (at < 0 || found.index < at)) {
       at = found.index;
       length = found[0].length;

@@ -15,6 +15,7 @@ import { cwdKey } from "../session/paths.js";
 import { joinPath, type StoragePort } from "../port.js";
 import { databaseBytes, databaseFromBytes, emptyDatabase, type Database } from "./sqlite.js";
 import { entryTexts, type SearchSource } from "./text.js";
+import { indexedText } from "./words.js";
 
 export const SEARCH_DIR = ".sessionkit/search";
 
@@ -33,7 +34,7 @@ const KINDS: readonly { source: SearchSource; role: string }[] = [
 const kindOf = (source: SearchSource, role: string) => KINDS.findIndex((k) => k.source === source && k.role === role);
 
 /** PRAGMA user_version of the current layout; any other is rebuilt. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const SCHEMA = `
 PRAGMA page_size = 4096;
 PRAGMA user_version = ${SCHEMA_VERSION};
@@ -42,7 +43,7 @@ CREATE TABLE docs(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind INTEGER NO
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0 tokenchars ''_''');
 `;
 
-export function indexPath(group: SourceGroup): string {
+function indexPath(group: SourceGroup): string {
   return joinPath(SEARCH_DIR, `${group}.sqlite`);
 }
 
@@ -243,7 +244,7 @@ export class SearchIndex {
                   for (const text of entryTexts(record)) {
                     if (!sources.includes(text.source)) continue;
                     insertDoc.bind([fileId, kindOf(text.source, text.role), part, at.offset, at.length]).stepReset();
-                    insertText.bind([text.text]).stepReset();
+                    insertText.bind([indexedText(text.text)]).stepReset();
                   }
                 },
               );
@@ -274,6 +275,11 @@ export class SearchIndex {
   #addFile(dir: string, name: string): number {
     this.#db.exec({ sql: "INSERT INTO files(dir, name, session_id, cwd, dialect, point) VALUES (?, ?, '', '', 'pi', '{}')", bind: [dir, name] });
     return this.#db.selectValue("SELECT last_insert_rowid()") as number;
+  }
+
+  /** Whether some entry holds `term` (a token as the index has it). */
+  holds(term: string): boolean {
+    return this.#db.selectValue("SELECT rowid FROM fts WHERE fts MATCH ? LIMIT 1", [`"${term}"`]) !== undefined;
   }
 
   /**

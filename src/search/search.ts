@@ -1,10 +1,11 @@
 /**
- * Search across sessions: `searchSessions(storage, query, options)`. The index (index-shard.ts)
+ * Search across sessions: `searchSessions(storage, query, options)`. The index (search-index.ts)
  * is brought up to date first, reading only what changed since the last search; candidates come
- * from FTS5 (every word, prefix where asked) ranked by bm25, and each one is checked against its
- * entry's text, read back from the session file: phrases must appear as written, and the snippet
- * is cut around the match. Runs on any StoragePort; when the index cannot be saved (a read-only
- * store) the results are the same, only the next search reads everything again.
+ * from FTS5 (every token: a word's forms, a prefix where asked, a CJK run's bigrams; query.ts)
+ * ranked by bm25, and each one is checked against its entry's text, read back from the session
+ * file: phrases and runs must appear as written, and the snippet is cut around the match. Runs on
+ * any StoragePort; when the index cannot be saved (a read-only store) the results are the same,
+ * only the next search reads everything again.
  */
 import { splitGluedObjects } from "../format/jsonl-reader.js";
 import type { StoragePort } from "../port.js";
@@ -12,8 +13,9 @@ import type { SessionDialect } from "../format/dialect.js";
 import { decode } from "../session/file-resume.js";
 import { sessionDirListings, type DirListing } from "../session/listing.js";
 import { GROUP_SOURCES, SearchIndex, type CandidateRow, type RefreshCounter, type SourceGroup } from "./search-index.js";
-import { parseQuery, snippetOf, unitPattern, type QueryUnit } from "./query.js";
+import { matchExpression, parseQuery, snippetOf, unitPattern, type QueryUnit } from "./query.js";
 import { DEFAULT_SOURCES, entryTexts, SEARCH_SOURCES, type SearchSource } from "./text.js";
+import { isUnspacedRun } from "./words.js";
 
 /**
  * Which sessions and texts {@link searchSessions} searches, and how many hits it returns.
@@ -86,12 +88,13 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   const listings = await sessionDirListings(storage, options.dir);
   const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
   const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);
-  // FTS5 matches each word (a phrase's words anywhere in the entry); the text check narrows it.
-  const match = parsed.units.map((unit) => unit.tokens.map((token, i) => `"${token}"${unit.prefix && i === unit.tokens.length - 1 ? "*" : ""}`).join(" AND ")).join(" AND ");
-  const needsCheck = parsed.units.some((unit) => unit.tokens.length > 1);
+  // FTS5 finds each token (a phrase's tokens, a run's bigrams anywhere in the entry); the text
+  // check narrows it. Only those are wider than the match: ask for more candidates.
+  const matches = new Map(indexes.map((index) => [index, matchExpression(parsed.units, (term) => index.holds(term))]));
+  const needsCheck = parsed.units.some((unit) => unit.tokens.length > 1 || (isUnspacedRun(unit.tokens[0]!) && Array.from(unit.tokens[0]!).length > 2));
   let want = Number.isFinite(limit) ? limit * (needsCheck ? CANDIDATES_PER_HIT : 1) : -1;
   for (;;) {
-    const rows = indexes.flatMap((index) => index.candidates(match, sources, dirs, options.cwd, want)).sort((a, b) => a.rank - b.rank);
+    const rows = indexes.flatMap((index) => index.candidates(matches.get(index)!, sources, dirs, options.cwd, want)).sort((a, b) => a.rank - b.rank);
     const exhausted = want < 0 || rows.length < want;
     const hits = await checkCandidates(storage, exhausted ? rows : rows.slice(0, want), parsed.units, limit);
     if (hits.length >= limit || exhausted) return hits.slice(0, limit);
@@ -139,7 +142,7 @@ async function checkCandidates(storage: StoragePort, rows: CandidateRow[], units
     const record = raw && decode(row.dialect as SessionDialect, raw);
     const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
     if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
-    hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, units), score: -row.rank });
+    hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, patterns), score: -row.rank });
   }
   return hits;
 }

@@ -1,6 +1,7 @@
 /**
  * searchSessions and PromptHistory in Chromium, on IndexedDB, OPFS (through its worker) and
- * memory: the same code as in Node, SQLite's WASM build loaded by the browser.
+ * memory: the same code as in Node, SQLite's WASM build loaded by the browser; CJK text and word
+ * forms as the page's own regular expressions read them.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { indexedDbStorage } from "../../adapters/indexeddb/index.js";
@@ -58,6 +59,31 @@ for (const [name, make] of ports) {
       expect(new Set(after.map((hit) => hit.path))).toEqual(new Set([paths[0], paths[3], paths[5]]));
       expect(bytes).toHaveLength(1);
       expect(bytes[0]).toBeLessThan(200);
+    });
+
+    it("finds words inside Japanese, Chinese and Korean text, and a word's plural finds the word", async () => {
+      const storage = make();
+      opened.push(storage);
+      const texts = ["（ちなみに画像は認識できないので、テキストで話してもらえますか", "我无法知道你喜欢什么水果", "이미지를 인식할 수 없으므로", "the redirect loops", "two redirects", "a redirection"];
+      const paths: string[] = [];
+      for (const text of texts) {
+        const sm = await SessionManager.create(storage, "/work/languages");
+        sm.appendMessage({ role: "user", content: text, timestamp: Date.now() });
+        sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], api: "x", provider: "x", model: "x", usage, stopReason: "stop", timestamp: Date.now() });
+        await sm.flush();
+        paths.push(sm.getSessionFile()!);
+        await sm.close();
+      }
+      const found = async (query: string) => (await searchSessions(storage, query, { limit: 100 })).map((hit) => paths.indexOf(hit.path)).sort();
+      expect(await found("画像")).toEqual([0]);
+      expect(await found("認識でき")).toEqual([0]);
+      expect(await found("水果")).toEqual([1]);
+      expect(await found("이미지")).toEqual([2]);
+      expect(await found("redirects")).toEqual([3, 4]);
+      expect(await found('"redirects"')).toEqual([4]);
+      expect(await found("redirect*")).toEqual([3, 4, 5]);
+      const [hit] = await searchSessions(storage, "画像");
+      expect(hit!.snippet).toContain("画像は認識");
     });
 
     it("keeps prompt history", async () => {

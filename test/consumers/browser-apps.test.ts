@@ -18,12 +18,13 @@ import { chromium, type Browser } from "playwright";
 import { build as viteBuild } from "vite";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
+import { REPO } from "./consumer.js";
 
 const run = promisify(execFile);
 const APP_SOURCES = fileURLToPath(new URL("./browser-apps/", import.meta.url));
 
-/** The files an esbuild user copies beside the bundle (the README's command, run in the app's folder). */
-const COPY_ASSETS = "cp node_modules/sessionkit/dist/adapters/opfs/sessionkit-opfs-worker.js node_modules/sessionkit/dist/src/search/sqlite3.wasm";
+/** The files an esbuild user copies beside the bundle: the README's command, without its target folder. */
+const COPY_ASSETS = /^cp node_modules\/sessionkit\/.* /m.exec(await readFile(join(REPO, "README.md"), "utf8"))![0].trimEnd();
 
 const MIME: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -4,7 +4,7 @@
  * repository tests with), so that every import of "sessionkit" resolves as in a user's project.
  */
 import { execFile } from "node:child_process";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -41,7 +41,7 @@ export async function packRepository(dir: string): Promise<string> {
 }
 
 /** The exact version of `name` this repository installs (package-lock.json). */
-export async function repoVersion(name: string): Promise<string> {
+async function repoVersion(name: string): Promise<string> {
   const lock = JSON.parse(await readFile(join(REPO, "package-lock.json"), "utf8")) as { packages: Record<string, { version: string }> };
   const entry = lock.packages[`node_modules/${name}`];
   if (!entry) throw new Error(`${name} is not in package-lock.json`);
@@ -65,9 +65,4 @@ export async function publicSpecifiers(consumer: string): Promise<string[]> {
   return Object.keys(pkg.exports)
     .filter((subpath) => subpath !== "./package.json")
     .map((subpath) => (subpath === "." ? "sessionkit" : `sessionkit/${subpath.slice(2)}`));
-}
-
-/** Every file below `dir`, relative. */
-export async function filesBelow(dir: string): Promise<string[]> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 }

@@ -4,7 +4,7 @@
  * with blobs. The page it writes is checked here as bytes (the data blocks, the policy, nothing
  * external); e2e/viewer-export.spec.ts opens such files in Chromium.
  */
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -61,6 +61,23 @@ describe("export --html", () => {
     expect(await inflate(dataBlocks(html, "session"))).toBe(stored);
     expect(dataBlocks(html, "blob")).toHaveLength(2);
     expect(html).toContain("<title>Flaky due-date test · sessionkit</title>");
+  });
+
+  it("a session file outside the root, named by its absolute path: the page holds it, warnings name the file", async () => {
+    const storage = nodeFsStorage({ root });
+    const [info] = await SessionManager.listAll(storage);
+    const stored = new TextDecoder().decode((await storage.read(info!.path))!);
+    await storage.close();
+    const loose = join(dir, "loose", "copied.jsonl");
+    await mkdir(join(dir, "loose"), { recursive: true });
+    // A torn last line: opening it warns, naming the file.
+    await writeFile(loose, `${stored}{"type":"message","id":"torn`);
+    const out = join(dir, "loose.html");
+    const result = await runCli(cli, ["--root", root, "export", "--html", loose, "-o", out]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`sessionkit: export: ${loose}: `);
+    expect(result.stderr).not.toContain("outside-root/");
+    expect(await inflate(dataBlocks(await readFile(out, "utf8"), "session"))).toBe(`${stored}{"type":"message","id":"torn`);
   });
 
   it("--leaf: only the branch; refuses an existing file without --force, several sessions, --no-blobs", async () => {

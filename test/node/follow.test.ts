@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { SessionManager } from "../../src/index.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
 import { userMsg } from "../shared/messages.js";
@@ -33,7 +33,42 @@ for (const watchMode of ["auto", "poll"] as const) {
 
 describeFollowSuite("a port without watch (polled every 1 s)", async () => {
   const { watch: _watch, ...port } = memoryStorage();
-  return { writer: port, reader: port };
+  return { writer: port, reader: port, pollMs: 1000 };
+});
+
+describe("SessionManager.follow on a port without watch", () => {
+  afterEach(() => vi.useRealTimers());
+
+  for (const pollMs of [undefined, 250]) {
+    it(`looks at the file every ${pollMs ?? "1000 (the default)"} ms and not in between`, async () => {
+      vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+      const { watch: _watch, ...port } = memoryStorage();
+      const writer = await SessionManager.create(port, "/work/poll", { deferUntilAssistant: false });
+      writer.appendMessage(userMsg("first"));
+      await writer.flush();
+      let looks = 0; // a look starts with a stat of the file
+      const reader = await SessionManager.open({ ...port, stat: (path) => (looks++, port.stat(path)) }, writer.getSessionFile()!, { readOnly: true });
+      const follow = await reader.follow(() => {}, pollMs === undefined ? {} : { pollMs });
+      await follow.check(); // the look it makes when it starts, done
+      const before = looks;
+
+      writer.appendMessage(userMsg("second"));
+      await writer.flush();
+      const interval = pollMs ?? 1000;
+      await vi.advanceTimersByTimeAsync(interval - 1);
+      expect(looks).toBe(before);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(looks).toBe(before + 1);
+      await waitFor(() => reader.getEntries().length === 2, "the second entry");
+      await vi.advanceTimersByTimeAsync(interval);
+      expect(looks).toBe(before + 2);
+
+      await follow.close();
+      await vi.advanceTimersByTimeAsync(10 * interval);
+      expect(looks).toBe(before + 2);
+      await writer.close();
+    });
+  }
 });
 
 describe("SessionManager.follow on a seed 003 file", () => {

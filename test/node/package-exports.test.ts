@@ -41,7 +41,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "StorageError", "baseName", "checkByteRange", "checkStoragePath", "clampByteRange", "isStorageError", "joinPath",
       "listChildren", "parentDir",
     ],
-    types: ["ByteRange", "DirEntry", "FileStat", "StorageErrorCode", "StorageLock", "StoragePort", "StorageWatch"],
+    types: ["ByteRange", "DirEntry", "FileStat", "FullStoragePort", "StorageErrorCode", "StorageLock", "StoragePort", "StoragePortWith", "StorageWatch"],
   },
   "./testing": {
     values: ["checksum", "describePortConformance", "expectStorageError", "pseudoRandomBytes", "waitFor"],

@@ -391,27 +391,34 @@ describe("rpc server: state per client", () => {
   });
 
   it("a client on a lease that stops renewing loses its locks once the lease runs out; one that renews keeps them", async () => {
-    const server = createStorageServer(memoryStorage());
-    const silent = overRequestFunction(server, { leaseMs: 300 });
-    const alive = overRequestFunction(server, { leaseMs: 300, heartbeatMs: 50 });
-    const other = overRequestFunction(server);
-    await silent.acquireLock("sessions/silent.jsonl");
-    await alive.acquireLock("sessions/alive.jsonl");
-    const started = performance.now();
+    // The server's lease timers and the client's heartbeat run on a clock the test moves.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    try {
+      const server = createStorageServer(memoryStorage());
+      const silent = overRequestFunction(server, { leaseMs: 300 });
+      const alive = overRequestFunction(server, { leaseMs: 300, heartbeatMs: 50 });
+      const other = overRequestFunction(server);
+      await silent.acquireLock("sessions/silent.jsonl");
+      await alive.acquireLock("sessions/alive.jsonl");
 
-    await waitFor(async () => !!(await other.acquireLock("sessions/silent.jsonl").catch(() => null)), "the silent client's lock to be free");
-    const tookMs = performance.now() - started;
-    expect(tookMs).toBeGreaterThanOrEqual(250);
-    expect(silent.connection.ended).toBe(true);
-    const error = await expectStorageError(silent.stat("x"), "io");
-    expect(error.message).toContain("lease");
+      await vi.advanceTimersByTimeAsync(299);
+      expect(silent.connection.ended).toBe(false);
+      await expectStorageError(other.acquireLock("sessions/silent.jsonl"), "locked");
+      await vi.advanceTimersByTimeAsync(1);
+      expect(silent.connection.ended).toBe(true);
+      await (await other.acquireLock("sessions/silent.jsonl")).release();
+      const error = await expectStorageError(silent.stat("x"), "io");
+      expect(error.message).toContain("lease");
 
-    await new Promise((resolve) => setTimeout(resolve, 600)); // two leases' time
-    await expectStorageError(other.acquireLock("sessions/alive.jsonl"), "locked");
-    expect(alive.connection.lockCount).toBe(1);
-    await alive.close();
-    expect(alive.connection.lockCount).toBe(0);
-    await (await other.acquireLock("sessions/alive.jsonl")).release();
+      await vi.advanceTimersByTimeAsync(600); // two leases' time, renewed every 50 ms
+      await expectStorageError(other.acquireLock("sessions/alive.jsonl"), "locked");
+      expect(alive.connection.lockCount).toBe(1);
+      await alive.close();
+      expect(alive.connection.lockCount).toBe(0);
+      await (await other.acquireLock("sessions/alive.jsonl")).release();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("the client's close ends only its own state: its locks are released, the served port stays open", async () => {

@@ -18,7 +18,7 @@ export const PI_REFERENCE_NAME = "pi-reference.json";
 /** Files with a torn write that glued two objects on one line; pi drops that line. */
 export const GLUED_FILES: ReadonlySet<string> = new Set(["badlogic__pi-mono/session.jsonl", "badlogic__pi-mono/compact.jsonl"]);
 
-export interface PiReference {
+interface PiReference {
   headerVersion: number;
   entries: number;
   entryTypes: Record<string, number>;
@@ -55,7 +55,7 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Record<strin
 }
 
 /** What we compute for the session file `file` of `storage`, in the shape of pi-reference.json. */
-export async function observeSession(storage: StoragePort, file: string, parse?: ParseMode): Promise<PiReference> {
+async function observeSession(storage: StoragePort, file: string, parse?: ParseMode): Promise<PiReference> {
   const sm = await SessionManager.open(storage, file, { parse });
   try {
     const entries = sm.getEntries();

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CORPUS_DIR_FROM_PROJECT_ROOT, PI_REFERENCE_NAME, type PiReferenceFile } from "./corpus-observe.js";
 
-export { GLUED_FILES, type PiReference } from "./corpus-observe.js";
+export { GLUED_FILES } from "./corpus-observe.js";
 
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 export const CORPUS_DIR = join(PROJECT_ROOT, CORPUS_DIR_FROM_PROJECT_ROOT);

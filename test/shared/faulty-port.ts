@@ -6,9 +6,9 @@
  */
 import { StorageError, type ByteRange, type StorageLock, type StoragePort } from "../../src/port.js";
 
-export type FaultableOperation = "read" | "stat" | "list" | "append" | "write" | "truncate" | "remove" | "sync" | "lock";
+type FaultableOperation = "read" | "stat" | "list" | "append" | "write" | "truncate" | "remove" | "sync" | "lock";
 
-export const ALL_OPERATIONS: ReadonlySet<FaultableOperation> = new Set([
+const ALL_OPERATIONS: ReadonlySet<FaultableOperation> = new Set([
   "read",
   "stat",
   "list",
@@ -20,7 +20,7 @@ export const ALL_OPERATIONS: ReadonlySet<FaultableOperation> = new Set([
   "lock",
 ]);
 
-export interface LoggedOperation {
+interface LoggedOperation {
   /** 1-based position among the counted operations. */
   n: number;
   op: FaultableOperation;

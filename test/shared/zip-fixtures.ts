@@ -88,7 +88,7 @@ function view(bytes: Uint8Array): DataView {
 }
 
 /** The central directory records of a zip (no zip64). */
-export function centralRecords(zip: Uint8Array): Record[] {
+function centralRecords(zip: Uint8Array): Record[] {
   const v = view(zip);
   let end = zip.length - 22;
   while (end >= 0 && v.getUint32(end, true) !== END) end--;

@@ -11,7 +11,7 @@ export const BACKENDS: readonly { value: Backend; label: string }[] = [
 ];
 
 /** The IndexedDB database, and the OPFS directory, holding the viewer's store. */
-export const STORE_NAME = "sessionkit-viewer";
+const STORE_NAME = "sessionkit-viewer";
 
 const CHOICE_KEY = "sessionkit-viewer.backend";
 

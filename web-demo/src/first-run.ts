@@ -8,7 +8,7 @@ import { SessionManager } from "../../src/session/session-manager.js";
 import type { StoragePort } from "../../src/port.js";
 import sampleSession from "./samples/pi-sample.jsonl?raw";
 
-export const SAMPLE_FILE_NAME = "pi-sample.jsonl";
+const SAMPLE_FILE_NAME = "pi-sample.jsonl";
 export const SAMPLE_SESSION: string = sampleSession;
 
 /** Outside sessions/: listings never see it. */

@@ -12,7 +12,7 @@ import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "./export/embed.js";
 import { el } from "./render/dom.js";
 
 /** A file name for a download: the session id, and the leaf for a branch. */
-export function archiveFileName(sessionId: string, leafId?: string, extension = "zip"): string {
+function archiveFileName(sessionId: string, leafId?: string, extension = "zip"): string {
   const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
   return leafId === undefined ? `session-${safe(sessionId)}.${extension}` : `session-${safe(sessionId)}-branch-${safe(leafId)}.${extension}`;
 }

@@ -44,7 +44,7 @@ parentPort!.on("message", (message: { type: "renderer"; port: MessagePort } | { 
   const { port } = message;
   const webContents = new FakeWebContents(port);
   pages.add(webContents);
-  port.on("message", async (request: { seq: number; channel: string; args: unknown[] }) => {
+  const answer = async (request: { seq: number; channel: string; args: unknown[] }) => {
     const handler = handlers.get(request.channel);
     try {
       if (!handler) throw new Error(`No handler registered for '${request.channel}'`);
@@ -52,7 +52,9 @@ parentPort!.on("message", (message: { type: "renderer"; port: MessagePort } | { 
     } catch (error) {
       port.postMessage({ type: "reply", seq: request.seq, error: String(error) });
     }
-  });
+  };
+  // Like ipcMain.handle: each request is answered when its handler settles, its failure included.
+  port.on("message", (request: { seq: number; channel: string; args: unknown[] }) => void answer(request));
   port.on("close", () => {
     webContents.emit("render-process-gone", {}, { reason: "killed" });
     webContents.destroyed = true;

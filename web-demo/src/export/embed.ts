@@ -94,7 +94,7 @@ function noteRef(refs: Set<string>, candidate: string): void {
 }
 
 /** A stream's bytes, joined. */
-export async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   const reader = stream.getReader();

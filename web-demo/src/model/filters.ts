@@ -42,7 +42,7 @@ export function entryMatches(model: SessionModel, i: number, filter: EntryFilter
 }
 
 /** What a search in the session looks at, lowercased (pi's getSearchableText). */
-export function searchableText(entry: SessionEntry, label: string | undefined): string {
+function searchableText(entry: SessionEntry, label: string | undefined): string {
   const parts: string[] = [];
   if (label) parts.push(label);
   switch (entry.type) {
@@ -71,7 +71,7 @@ export function searchableText(entry: SessionEntry, label: string | undefined): 
   return parts.join(" ").toLowerCase();
 }
 
-export function searchTokens(query: string): string[] {
+function searchTokens(query: string): string[] {
   return query.toLowerCase().split(/\s+/).filter(Boolean);
 }
 

@@ -221,7 +221,7 @@ export function layoutTree(model: SessionModel, options: TreeLayoutOptions): Tre
 }
 
 /** Levels drawn before a row's text; deeper rows show how many more there are instead. */
-export const MAX_DRAWN_LEVELS = 8;
+const MAX_DRAWN_LEVELS = 8;
 
 /**
  * The connector and gutter characters before a row's text (pi's buildTreePrefix). A long

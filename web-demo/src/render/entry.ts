@@ -21,7 +21,7 @@ const isObject = (value: unknown): value is Block => typeof value === "object" &
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
 
 /** Image types an <img> may show; anything else (text/html, svg with script…) is named, not shown. */
-export const IMAGE_MIME = /^image\/(?:png|jpeg|gif|webp|avif|bmp)$/i;
+const IMAGE_MIME = /^image\/(?:png|jpeg|gif|webp|avif|bmp)$/i;
 
 export interface EntryView {
   model: SessionModel;
@@ -213,7 +213,7 @@ function renderContent(content: unknown, view: EntryView): Child[] {
 }
 
 /** An image: shown when its MIME type is a raster image type, zoomed on click; otherwise named. */
-export function renderImage(block: Block, view: EntryView): HTMLElement {
+function renderImage(block: Block, view: EntryView): HTMLElement {
   const data = str(block.data);
   const mimeType = str(block.mimeType);
   if (!IMAGE_MIME.test(mimeType)) return el("span", { class: "missing-image" }, `[image of type ${JSON.stringify(mimeType.slice(0, 60))} not shown]`);
@@ -232,7 +232,7 @@ function isExpanded(view: EntryView, key: string): boolean {
 }
 
 /** Text output: its first `lines` lines and "... (N more lines)" until expanded (click), highlighted when `lang` is given. */
-export function expandableOutput(text: string, lines: number, view: EntryView, key: string, lang?: string): HTMLElement {
+function expandableOutput(text: string, lines: number, view: EntryView, key: string, lang?: string): HTMLElement {
   const all = text.replace(/\t/g, "   ").split("\n");
   const more = all.length - lines;
   const open = more <= 0 || isExpanded(view, key);
@@ -280,7 +280,7 @@ function header(name: string, ...rest: Child[]): HTMLElement {
 }
 
 /** A tool call with its result, rendered by tool as pi's export does. */
-export function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefined, view: EntryView): HTMLElement {
+function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefined, view: EntryView): HTMLElement {
   const resultMessage = result?.type === "message" && isObject(result.message) ? result.message : undefined;
   const isError = resultMessage?.isError === true;
   const status = !result ? "pending" : isError ? "error" : "success";

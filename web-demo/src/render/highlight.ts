@@ -9,7 +9,7 @@ import type { HLJSApi, LanguageFn } from "highlight.js";
 import { sanitizeHighlighted } from "./markdown.js";
 
 /** Larger code is shown plain: highlighting cost grows with size, and this bounds one call. */
-export const MAX_HIGHLIGHT_CHARS = 100_000;
+const MAX_HIGHLIGHT_CHARS = 100_000;
 /** Guessing a language (no fence info) costs a pass per language: only for short code. */
 const MAX_AUTO_DETECT_CHARS = 4_000;
 

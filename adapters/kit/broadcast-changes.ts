@@ -8,13 +8,13 @@
  * process; one per commit cost a writer flushing in a loop about as much as its flush (measured
  * in `npm run bench:browser`), while other contexts only need to know which files to re-read.
  */
-import type { StorageWatch } from "../src/port.js";
+import type { StorageWatch } from "../../src/port.js";
 import { WatcherSet } from "./watchers.js";
 
 const MESSAGE_TYPE = "sessionkit-storage-changes/1";
 
 /** Other contexts hear of a change at most this long after it (local subscribers at once). */
-export const POST_INTERVAL_MS = 40;
+const POST_INTERVAL_MS = 40;
 
 interface ChangesMessage {
   type: typeof MESSAGE_TYPE;

@@ -1,5 +1,5 @@
 /** Exclusive cross-tab / cross-worker locks on the Web Locks API (`navigator.locks`). */
-import { StorageError, type StorageLock } from "../src/port.js";
+import { StorageError, type StorageLock } from "../../src/port.js";
 
 /**
  * Takes the Web Lock `name` if nobody holds it, else fails at once with StorageError "locked".

@@ -7,13 +7,14 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DATA_DIR } from "../lib/data.js";
-import { MessageFactory, type MessageSizes } from "../lib/messages.js";
-import { PiSessionManager } from "../lib/pi.js";
+import { fileURLToPath } from "node:url";
+import { MessageFactory, type MessageSizes } from "./message-factory.js";
+import { PiSessionManager } from "./pi-session-manager.js";
 
 type PiMessage = Parameters<PiSessionManager["appendMessage"]>[0];
 
-export const VIEWER_DATA_DIR = join(DATA_DIR, "viewer");
+/** Below bench/lib/data.ts DATA_DIR, named by path: scripts/ reads this module too and may not import bench/. */
+export const VIEWER_DATA_DIR = fileURLToPath(new URL("../../bench/.data/viewer", import.meta.url));
 const GENERATOR_VERSION = 1;
 
 const VIEWER_SIZES: MessageSizes = {

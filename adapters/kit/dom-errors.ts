@@ -1,5 +1,5 @@
 /** Maps errors thrown by browser storage APIs (DOMExceptions) onto StorageError codes. */
-import { StorageError, type StorageErrorCode } from "../src/port.js";
+import { StorageError, type StorageErrorCode } from "../../src/port.js";
 
 /** The DOMException name of an error, if it has one (fake-indexeddb and older engines use look-alikes). */
 export function domErrorName(error: unknown): string | undefined {

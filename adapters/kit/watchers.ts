@@ -1,5 +1,5 @@
 /** The subscribers of a port's `watch`, and which of them a changed path concerns. */
-import { checkStoragePath, type StorageWatch } from "../src/port.js";
+import { checkStoragePath, type StorageWatch } from "../../src/port.js";
 
 /** True when `path` is `dir` or below it ("" is the root, above everything). */
 export function isAtOrBelow(path: string, dir: string): boolean {

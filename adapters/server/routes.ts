@@ -1,0 +1,170 @@
+/**
+ * The /api routes of adapters/rpc/HTTP-API.md: the store list and, per store, one-shot rpc calls
+ * (POST …/rpc), raw file bytes (GET …/files/<path>, ranges too) and a change stream (GET
+ * …/changes, Server-Sent Events). Every other path is the viewer's files.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { checkStoragePath } from "../../src/port.js";
+import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../rpc/frame.js";
+import { RPC_PROTOCOL, type RpcResponse, type RpcResponseBatch } from "../rpc/protocol.js";
+import type { StorageServer } from "../rpc/server.js";
+import { HttpError, STATUS_OF, allowMethods, decodeSegment, readBody, securityHeaders, sendJson } from "./http.js";
+import { sendViewerFile, type ViewerFiles } from "./static-files.js";
+
+/** A store as the routes serve it: its rpc server, and what the store list says of it. */
+export interface ServedStore {
+  id: string;
+  label: string;
+  agent: string | undefined;
+  /** The store holds sample sessions, not the user's. */
+  samples: boolean;
+  root: string;
+  server: StorageServer;
+}
+
+/** Ranges up to this size are read in one port call (atomic); larger ones stream in pieces. */
+const ATOMIC_READ_BYTES = 16 << 20;
+/** Bytes per piece when a larger range streams out. */
+const STREAM_PIECE_BYTES = 1 << 20;
+/** Ops that only make sense on a connection that lives on (a WebSocket): refused by one-shot POSTs. */
+const CONNECTION_OPS = new Set(["acquireLock", "releaseLock", "stage", "readMore", "watch", "unwatch", "renew", "close"]);
+
+/** Answers an admitted request (throws HttpError or StorageError for the caller to send). */
+export type Routes = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void>;
+
+export function routes(options: { stores: ReadonlyMap<string, ServedStore>; readOnly: boolean; viewer: ViewerFiles | null; maxMessageBytes: number }): Routes {
+  const { stores, readOnly, viewer, maxMessageBytes } = options;
+  return async (request, response, url) => {
+    const path = url.pathname;
+    if (path === "/api/stores") {
+      allowMethods(request, ["GET"]);
+      return sendJson(response, 200, [...stores.values()].map(({ id, label, agent, samples }) => ({ id, label, readOnly, ...(agent === undefined ? {} : { agent }), ...(samples ? { samples } : {}) })));
+    }
+    const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes)(\/.*)?$/.exec(path);
+    if (match) {
+      const store = stores.get(decodeSegment(match[1]!));
+      if (!store) throw new HttpError(404, `no store ${JSON.stringify(match[1])}`);
+      if (match[2] === "rpc" && match[3] === undefined) return oneShotRpc(request, response, store, maxMessageBytes);
+      if (match[2] === "files" && match[3] !== undefined) return sendFile(request, response, store, storagePathOf(match[3]));
+      if (match[2] === "changes" && match[3] === undefined) return changeStream(request, response, store, url.searchParams.get("dir") ?? "");
+    }
+    if (path.startsWith("/api/")) throw new HttpError(404, `no API ${path}`);
+    allowMethods(request, ["GET", "HEAD"]);
+    return sendViewerFile(response, viewer, path);
+  };
+}
+
+/** POST …/rpc: one request or a batch in a frame, answered in a frame; nothing that needs a connection. */
+async function oneShotRpc(request: IncomingMessage, response: ServerResponse, store: ServedStore, maxMessageBytes: number): Promise<void> {
+  allowMethods(request, ["POST"]);
+  const body = await readBody(request, maxMessageBytes);
+  let message: unknown;
+  try {
+    message = decodeFrame(body);
+  } catch (error) {
+    throw new HttpError(400, (error as Error).message);
+  }
+  const singles = Array.isArray((message as { requests?: unknown })?.requests) ? ((message as { requests: unknown[] }).requests) : [message];
+  const needsConnection = singles.find((single) => CONNECTION_OPS.has(String((single as { call?: { op?: unknown } } | null)?.call?.op)));
+  if (needsConnection) throw new HttpError(400, `${String((needsConnection as { call: { op: unknown } }).call.op)} needs a connection: use the WebSocket at the same path`);
+  const connection = store.server.connect();
+  try {
+    const answer: RpcResponse | RpcResponseBatch = "requests" in (message as object) ? await connection.handleBatch(message) : await connection.handle(message);
+    const status = "ok" in answer && !answer.ok ? STATUS_OF[answer.error.code] : 200;
+    response.writeHead(status, { "Content-Type": FRAME_CONTENT_TYPE, ...securityHeaders });
+    response.end(encodeFrame(answer));
+  } finally {
+    await connection.close();
+  }
+}
+
+/** GET …/files/<path>: the bytes, streamed in pieces; `Range: bytes=a-b` gives part of them. */
+async function sendFile(request: IncomingMessage, response: ServerResponse, store: ServedStore, path: string): Promise<void> {
+  allowMethods(request, ["GET", "HEAD"]);
+  const connection = store.server.connect();
+  try {
+    const call = async <T>(op: Record<string, unknown>): Promise<T> => {
+      const answer = await connection.handle({ protocol: RPC_PROTOCOL, id: 1, call: op });
+      if (!answer.ok) throw new HttpError(STATUS_OF[answer.error.code], answer.error.message);
+      return answer.result as T;
+    };
+    const info = await call<{ size: number; mtimeMs: number } | null>({ op: "stat", path });
+    if (!info) throw new HttpError(404, `no file ${path}`);
+    const range = parseRange(request.headers.range, info.size);
+    const [start, end] = range ?? [0, info.size];
+    const headers = (length: number, total: number | "*") => ({
+      "Content-Type": "application/octet-stream",
+      "Content-Length": String(length),
+      "Accept-Ranges": "bytes",
+      "Last-Modified": new Date(info.mtimeMs).toUTCString(),
+      ...(range && length > 0 ? { "Content-Range": `bytes ${start}-${start + length - 1}/${total}` } : {}),
+      ...securityHeaders,
+      // Session text is untrusted: never rendered or run as a document of this origin.
+      "Content-Security-Policy": "sandbox; default-src 'none'",
+    });
+    if (request.method === "HEAD") {
+      response.writeHead(range ? 206 : 200, headers(end - start, info.size));
+      return void response.end();
+    }
+    if (end - start <= ATOMIC_READ_BYTES) {
+      // One port read, sized by the file as it is then: the bytes of one moment (a concurrent
+      // atomic write shows old or new, never a mix).
+      const whole = await call<{ data: Uint8Array } | null>({ op: "read", path, ...(range ? { range: { offset: start, length: end - start } } : {}), maxBytes: Number.MAX_SAFE_INTEGER });
+      if (!whole) throw new HttpError(404, `no file ${path}`);
+      response.writeHead(range ? 206 : 200, headers(whole.data.length, "*"));
+      return void response.end(whole.data);
+    }
+    response.writeHead(range ? 206 : 200, headers(end - start, info.size));
+    for (let offset = start; offset < end; offset += STREAM_PIECE_BYTES) {
+      const piece = await call<{ data: Uint8Array } | null>({ op: "read", path, range: { offset, length: Math.min(STREAM_PIECE_BYTES, end - offset) }, maxBytes: STREAM_PIECE_BYTES });
+      const now = await call<{ size: number; mtimeMs: number } | null>({ op: "stat", path });
+      // Files only grow by appends; a shorter or replaced file mid-stream cannot be sent as one.
+      if (!piece || !now || now.size < end || (now.mtimeMs !== info.mtimeMs && now.size < info.size)) return void response.destroy(new Error(`${path} changed while it was sent`));
+      if (piece.data.length === 0) return void response.destroy(new Error(`${path} ended early`));
+      if (!response.write(piece.data)) await new Promise((resolve) => response.once("drain", resolve));
+      if (response.destroyed) return;
+    }
+    response.end();
+  } finally {
+    await connection.close();
+  }
+}
+
+/** GET …/changes?dir=D: Server-Sent Events, one `{"paths":[…]}` per batch of changes. */
+async function changeStream(request: IncomingMessage, response: ServerResponse, store: ServedStore, dir: string): Promise<void> {
+  allowMethods(request, ["GET"]);
+  const connection = store.server.connect({ push: (push) => response.write(`data: ${JSON.stringify({ paths: push.paths })}\n\n`) });
+  const answer = await connection.handle({ protocol: RPC_PROTOCOL, id: 1, call: { op: "watch", watchId: "changes", dir } });
+  if (!answer.ok) {
+    await connection.close();
+    throw new HttpError(STATUS_OF[answer.error.code], answer.error.message);
+  }
+  response.writeHead(200, { "Content-Type": "text/event-stream", ...securityHeaders });
+  response.write(": watching\n\n");
+  const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), 15_000);
+  request.socket.once("close", () => {
+    clearInterval(keepAlive);
+    void connection.close("the change stream closed");
+  });
+}
+
+/** "/sessions/a%20b/x.jsonl" → "sessions/a b/x.jsonl"; a decoded "/" or "\" inside a segment, "..", "." are refused. */
+function storagePathOf(urlPath: string): string {
+  const segments = urlPath.slice(1).split("/").map(decodeSegment);
+  if (segments.some((segment) => segment.includes("/") || segment.includes("\\"))) throw new HttpError(400, `a path segment may not hold "/" or "\\" (${JSON.stringify(urlPath)})`);
+  try {
+    return checkStoragePath(segments.join("/"));
+  } catch (error) {
+    throw new HttpError(400, (error as Error).message);
+  }
+}
+
+function parseRange(header: string | undefined, size: number): [number, number] | null {
+  if (header === undefined) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === "" && match[2] === "")) throw new HttpError(416, `unsupported Range ${JSON.stringify(header)} (one range: bytes=a-b)`);
+  const [start, end] =
+    match[1] === "" ? [Math.max(0, size - Number(match[2])), size] : [Number(match[1]), match[2] === "" ? size : Math.min(size, Number(match[2]) + 1)];
+  if (start >= size && size > 0) throw new HttpError(416, `the range ${header} starts past the end (${size} bytes)`);
+  return [start, Math.max(start, end)];
+}

@@ -1,0 +1,45 @@
+/** The viewer's built files, each with its content type and the security headers; its pages with their Content Security Policy. */
+import { readFile, stat } from "node:fs/promises";
+import type { ServerResponse } from "node:http";
+import nodePath from "node:path";
+import { HttpError, decodeSegment, securityHeaders } from "./http.js";
+
+/** Where the viewer's built files are, and the policy its pages get as a header. */
+export interface ViewerFiles {
+  /** An absolute directory. */
+  dir: string;
+  /** The `Content-Security-Policy` header of its .html files. */
+  contentSecurityPolicy: string;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".woff2": "font/woff2",
+  ".wasm": "application/wasm",
+  ".map": "application/json; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+export async function sendViewerFile(response: ServerResponse, viewer: ViewerFiles | null, urlPath: string): Promise<void> {
+  if (viewer === null) throw new HttpError(404, "this server serves no viewer");
+  const relative = urlPath === "/" ? "index.html" : decodeSegment(urlPath.slice(1));
+  const file = nodePath.resolve(viewer.dir, relative);
+  if (!file.startsWith(viewer.dir + nodePath.sep)) throw new HttpError(400, `${JSON.stringify(urlPath)} is outside the viewer`);
+  const info = await stat(file).catch(() => null);
+  if (!info?.isFile()) {
+    if (urlPath === "/") throw new HttpError(404, `the viewer is not built (no ${file}): run npx vite build web-demo`);
+    throw new HttpError(404, `no file ${urlPath}`);
+  }
+  const extension = nodePath.extname(file);
+  // The page's policy as a header too: it adds frame-ancestors, which a meta tag cannot set.
+  const policy = extension === ".html" ? { "Content-Security-Policy": viewer.contentSecurityPolicy } : {};
+  response.writeHead(200, { "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream", ...securityHeaders, ...policy });
+  response.end(await readFile(file));
+}
