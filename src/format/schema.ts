@@ -4,11 +4,6 @@
  * kit does not name are kept, so entries round-trip unchanged.
  */
 import * as z from "zod/mini";
-import en from "zod/v4/locales/en.js";
-
-// zod/mini has no messages of its own ("Invalid input" for every issue); our problems and errors
-// quote them, so English is the default here as classic zod makes it (an app's locale still wins).
-if (!z.config().localeError) z.config(en());
 
 export const sessionHeaderSchema = z.looseObject({
   type: z.literal("session"),
@@ -105,9 +100,29 @@ export function checkEntry(value: unknown): EntryCheck {
   const schema = typeof type === "string" && Object.hasOwn(entrySchemas, type)
     ? entrySchemas[type as keyof typeof entrySchemas]
     : unknownEntrySchema;
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { error: describeIssue });
   if (result.success) return { ok: true };
   const issue = result.error.issues[0];
   const where = issue?.path.length ? issue.path.join(".") : "entry";
   return { ok: false, problem: `${String(type ?? "entry")}: ${where}: ${issue?.message ?? "invalid"}` };
+}
+
+/**
+ * English for the issues these schemas raise. zod/mini says "Invalid input" for every issue; its
+ * English locale would add 2.7 KB minified to every app that opens a session, for the few cases
+ * below.
+ */
+function describeIssue(issue: z.core.$ZodRawIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${issue.expected}, received ${issue.input === null ? "null" : Array.isArray(issue.input) ? "array" : typeof issue.input}`;
+    case "invalid_value":
+      return `expected ${issue.values.map((value) => JSON.stringify(value)).join(" or ")}`;
+    case "too_small":
+      return `expected ${issue.origin} ${issue.origin === "string" ? "of length " : ""}${issue.inclusive ? ">=" : ">"} ${String(issue.minimum)}`;
+    case "invalid_union":
+      return "matches none of its forms";
+    default:
+      return `invalid (${issue.code})`;
+  }
 }
