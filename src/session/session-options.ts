@@ -4,7 +4,6 @@
  */
 import type { TerminalBreadcrumb } from "./breadcrumbs.js";
 import type { StoreLayout } from "./paths.js";
-import type { SessionManager } from "./session-manager.js";
 import { ownerLayout, type StoreOwner } from "./store-owner.js";
 
 /**
