@@ -5,10 +5,10 @@ import type { ConflictPolicy } from "../src/archive/import.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
 import { EXIT_CODES, UsageError } from "./errors.js";
 
-export const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history"] as const;
+const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
-export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
+const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
 const HELP_WIDTH = 100;
 

@@ -91,7 +91,7 @@ async function sessionArgument(run: Run): Promise<SessionFileRef> {
 }
 
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
-export type ListedSession = SessionInfo & { agent: AgentName; store: string };
+type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
 const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand };
 

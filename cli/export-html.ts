@@ -17,7 +17,7 @@ import { CliError, failureKind } from "./errors.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
 
 /** The built template: web-demo/dist beside the package's own folders (source or dist/ layout). */
-export function exportTemplatePath(): string | null {
+function exportTemplatePath(): string | null {
   let dir = nodePath.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
     const candidate = nodePath.join(dir, "web-demo", "dist", EXPORT_TEMPLATE_FILE);

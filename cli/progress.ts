@@ -6,7 +6,7 @@ import type { ArchiveProgress } from "../src/archive/verify.js";
 import type { RefreshCounter as SearchIndexProgress } from "../src/search/search-index.js";
 
 /** More items than this make work worth reporting when stderr is not a terminal. */
-export const LARGE_LISTING = 50;
+const LARGE_LISTING = 50;
 const REDRAW_MS = 100;
 
 export interface ProgressSink {

@@ -14,9 +14,9 @@ import { storeFileOf, storeStorage } from "./store.js";
 const DEFAULT_LIMIT = 50;
 
 /** A hit with an absolute `path`, and the agent and store it belongs to (as `ls` lists sessions). */
-export type FoundHit = SearchHit & { agent: AgentName; store: string };
+type FoundHit = SearchHit & { agent: AgentName; store: string };
 /** A prompt with the agent and store it comes from. */
-export type FoundPrompt = HistoryEntry & { agent: AgentName; store: string };
+type FoundPrompt = HistoryEntry & { agent: AgentName; store: string };
 
 export async function searchCommand(run: Run): Promise<number> {
   const stores = await run.stores();

@@ -70,7 +70,7 @@ export function databaseStore(url: string): AgentStore & { database: DatabaseSto
   };
 }
 
-export function parsePostgresStore(store: string): { connection: string; schema: string | null; name: string } {
+function parsePostgresStore(store: string): { connection: string; schema: string | null; name: string } {
   let url: URL;
   try {
     url = new URL(store);
@@ -125,7 +125,7 @@ const HEAD_BYTES = 4096;
  * seed 003's <profile>/sessions/<file>) is read through that agent dir, for the same reason. Any
  * other file is read through its own directory.
  */
-export async function resolveSessionFile(arg: string, stores: readonly AgentStore[], cwd: string): Promise<SessionFileRef> {
+async function resolveSessionFile(arg: string, stores: readonly AgentStore[], cwd: string): Promise<SessionFileRef> {
   const absolute = nodePath.resolve(cwd, arg);
   const info = await statOrNull(absolute);
   if (!info) throw new CliError("not-found", `${absolute}: no such file`);
@@ -187,7 +187,7 @@ export async function openReadOnly(ref: SessionFileRef, onWarning: (message: str
 }
 
 /** Replaces the storage path in a library message with the absolute file path. */
-export function withAbsolutePath(message: string, ref: SessionFileRef): string {
+function withAbsolutePath(message: string, ref: SessionFileRef): string {
   const escaped = ref.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   // Only the path as a whole word: a short file name may also occur inside other words.
   const pattern = new RegExp(`(^|[\\s"'(])${escaped}(?=$|[\\s"':),])`);

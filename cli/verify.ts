@@ -10,7 +10,7 @@ import type { LineProblem } from "../src/format/jsonl-reader.js";
 import { CliError } from "./errors.js";
 import { asCliError, type SessionFileRef } from "./store.js";
 
-export type VerifyProblemKind =
+type VerifyProblemKind =
   | "bad-line" // not JSON, or JSON that is not an object: skipped on load
   | "glued-line" // several objects on one line (a torn append): recovered, but the file is damaged
   | "torn-tail" // the last line is incomplete: a crash mid-append
@@ -20,7 +20,7 @@ export type VerifyProblemKind =
   | "dangling-parent" // parentId names no entry of the file
   | "missing-blob"; // a blob ref whose blobs/<hash> is absent
 
-export interface VerifyProblem {
+interface VerifyProblem {
   kind: VerifyProblemKind;
   /** 1-based line of the file (the header is line 1). */
   line: number;

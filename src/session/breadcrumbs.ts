@@ -6,7 +6,7 @@
  */
 import { checkStoragePath, joinPath, type StoragePort } from "../port.js";
 
-export const BREADCRUMB_DIR = "terminal-sessions";
+const BREADCRUMB_DIR = "terminal-sessions";
 
 /**
  * oh-my-pi's terminal breadcrumbs, for `continueRecent` to resume the session this terminal used
@@ -28,7 +28,7 @@ export function breadcrumbPath(terminalId: string): string {
   return joinPath(BREADCRUMB_DIR, terminalId.replace(/[/\\\0]/g, "-"));
 }
 
-export async function writeBreadcrumb(storage: StoragePort, crumb: TerminalBreadcrumb, cwd: string, sessionFile: string): Promise<void> {
+async function writeBreadcrumb(storage: StoragePort, crumb: TerminalBreadcrumb, cwd: string, sessionFile: string): Promise<void> {
   const name = crumb.fileName ? crumb.fileName(sessionFile) : sessionFile;
   await storage.write(breadcrumbPath(crumb.terminalId), new TextEncoder().encode(`${cwd}\n${name}\n`));
 }

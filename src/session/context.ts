@@ -83,7 +83,7 @@ export function indexById(entries: readonly SessionEntry[]): Map<string, Session
  * The leaf a file's entries leave: the last entry, except that a seed-003 `leaf` entry points at
  * its target (one whose target is unknown is passed over). null when there are no entries.
  */
-export function lastLeafId(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): string | null {
+function lastLeafId(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): string | null {
   return lastLeafIdOf(entriesSource(entries, byId));
 }
 

@@ -17,7 +17,7 @@ export const SESSIONS_DIR = "sessions";
  */
 export type StoreLayout = "pi" | "omp" | "seed003";
 
-export const STORE_LAYOUTS: readonly StoreLayout[] = ["pi", "omp", "seed003"];
+const STORE_LAYOUTS: readonly StoreLayout[] = ["pi", "omp", "seed003"];
 
 /** The dialect a store writes new session files in. */
 export function layoutDialect(layout: StoreLayout): SessionDialect {

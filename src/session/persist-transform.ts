@@ -8,7 +8,7 @@ export const MAX_PERSIST_CHARS = 500_000;
 export const TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]";
 const TRANSIENT_KEYS = new Set(["partialJson", "jsonlEvents"]);
 
-export function truncateForPersistence(text: string): string {
+function truncateForPersistence(text: string): string {
   if (text.length <= MAX_PERSIST_CHARS) return text;
   let cut = MAX_PERSIST_CHARS - TRUNCATION_NOTICE.length;
   const last = text.charCodeAt(cut - 1);

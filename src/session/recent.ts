@@ -81,7 +81,7 @@ async function recentSessionInfo(storage: StoragePort, path: string, mtime: numb
 }
 
 /** The first line, control characters removed, trimmed; undefined when nothing is left. */
-export function sanitizeName(value: string | undefined): string | undefined {
+function sanitizeName(value: string | undefined): string | undefined {
   if (!value) return undefined;
   // eslint-disable-next-line no-control-regex
   const text = (value.split(/\r?\n/)[0] ?? "").replace(/[\x00-\x1f\x7f]/g, "").trim();

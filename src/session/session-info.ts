@@ -8,9 +8,9 @@
 import type { SessionInfo } from "../format/types.js";
 
 /** Characters of the first user message a summary keeps (pi's picker shows one line of it). */
-export const FIRST_MESSAGE_CAP = 4096;
+const FIRST_MESSAGE_CAP = 4096;
 /** Characters of the session name a summary keeps. */
-export const NAME_CAP = 1024;
+const NAME_CAP = 1024;
 
 export interface SessionSummary {
   /** False when the first record is not a session header, or pi would reject the file. */

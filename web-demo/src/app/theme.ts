@@ -1,5 +1,5 @@
 /** Light and dark: the system's choice unless the reader picked one; the pick is kept per browser. */
-export type ThemeChoice = "system" | "light" | "dark";
+type ThemeChoice = "system" | "light" | "dark";
 
 const KEY = "sessionkit-viewer.theme";
 const ORDER: ThemeChoice[] = ["system", "light", "dark"];
@@ -14,7 +14,7 @@ function saved(): ThemeChoice {
   }
 }
 
-export function applyTheme(choice: ThemeChoice = saved()): ThemeChoice {
+function applyTheme(choice: ThemeChoice = saved()): ThemeChoice {
   if (choice === "system") delete document.documentElement.dataset.theme;
   else document.documentElement.dataset.theme = choice;
   return choice;
