@@ -40,6 +40,7 @@ import { BroadcastChanges } from "../kit/broadcast-changes.js";
 import { domErrorName, toStorageError } from "../kit/dom-errors.js";
 import { PathQueue } from "../kit/path-queue.js";
 import { acquireWebLock } from "../kit/web-locks.js";
+import { fileIn, OpfsDirectories, type FileHandle, type SyncAccessHandle } from "./directories.js";
 
 /** Which OPFS directory a port works in. Ports with the same location share their files. */
 export interface OpfsLocation {
@@ -75,22 +76,6 @@ const TEMP_PREFIX = ".sessionkit-tmp-";
 /** Sync handles kept open at once; the least recently used is closed beyond this. */
 const MAX_OPEN_HANDLES = 64;
 
-/** FileSystemSyncAccessHandle (worker-only, so missing from TypeScript's DOM lib). */
-export interface SyncAccessHandle {
-  read(buffer: Uint8Array, options?: { at?: number }): number;
-  write(buffer: Uint8Array, options?: { at?: number }): number;
-  truncate(size: number): void;
-  getSize(): number;
-  flush(): void;
-  close(): void;
-}
-
-type FileHandle = FileSystemFileHandle & {
-  createSyncAccessHandle?(): Promise<SyncAccessHandle>;
-  move?(destination: FileSystemDirectoryHandle, name: string): Promise<void>;
-};
-
-type DirectoryHandle = FileSystemDirectoryHandle & { values(): AsyncIterable<FileSystemHandle> };
 
 interface OpenFile {
   access: SyncAccessHandle;
@@ -98,15 +83,6 @@ interface OpenFile {
   mtimeMs: number;
 }
 
-/** Where the files live: the origin's StorageManager, or a storage bucket (same two methods). */
-interface StorageArea {
-  getDirectory(): Promise<FileSystemDirectoryHandle>;
-  estimate(): Promise<StorageEstimate>;
-}
-
-interface StorageBucketManager {
-  open(name: string): Promise<StorageArea>;
-}
 
 /**
  * The OPFS port without a worker hop, for code that runs in a dedicated worker itself (such as a
@@ -118,13 +94,10 @@ export function opfsWorkerStorage(options?: OpfsLocation): OpfsStorage {
 
 class OpfsPort implements OpfsStorage {
   readonly kind = "opfs";
-  /** The directory below the OPFS root that holds the files (OpfsLocation.root; StoragePort.root would be a host directory). */
-  private readonly filesDir: string;
-  private readonly bucket: string | undefined;
   private readonly syncHandles: boolean;
-  private rootDir: Promise<DirectoryHandle> | undefined;
-  /** Directory handles by path below the root, so that finding a file need not walk from the root. */
-  private readonly dirs = new Map<string, DirectoryHandle>();
+  private readonly directories: OpfsDirectories;
+  /** The Web Lock names of this directory's locks start with it. */
+  private readonly lockPrefix: string;
   /** Open sync handles by path, least recently used first. */
   private readonly open = new Map<string, OpenFile>();
   /** Every operation on a file, read or change, runs in its path's turn. */
@@ -133,9 +106,10 @@ class OpfsPort implements OpfsStorage {
 
   constructor(options: OpfsLocation) {
     this.changes = new BroadcastChanges(opfsChangesChannel(options));
-    this.filesDir = options.root ?? DEFAULT_OPFS_ROOT;
-    if (this.filesDir !== "") checkStoragePath(this.filesDir);
-    this.bucket = options.bucket;
+    const filesDir = options.root ?? DEFAULT_OPFS_ROOT;
+    if (filesDir !== "") checkStoragePath(filesDir);
+    this.directories = new OpfsDirectories(filesDir, options.bucket);
+    this.lockPrefix = `sessionkit:opfs:${options.bucket ?? ""}:${filesDir}:`;
     this.syncHandles = typeof FileSystemFileHandle !== "undefined" && "createSyncAccessHandle" in FileSystemFileHandle.prototype;
   }
 
@@ -150,7 +124,7 @@ class OpfsPort implements OpfsStorage {
         if (open.access.read(out, { at: start }) !== out.length) throw new StorageError("io", `short read of ${path}`, { path });
         return out;
       }
-      const file = await this.fileHandle(path, false);
+      const file = await this.directories.file(path, false);
       if (!file) return null;
       const snapshot = await file.getFile();
       const [start, end] = clampByteRange(range, snapshot.size);
@@ -167,7 +141,7 @@ class OpfsPort implements OpfsStorage {
   async list(dir: string): Promise<DirEntry[]> {
     checkStoragePath(dir, { allowRoot: true });
     try {
-      const handle = await this.directory(dir, false);
+      const handle = await this.directories.directory(dir, false);
       if (!handle) return [];
       const entries: DirEntry[] = [];
       for await (const child of handle.values()) {
@@ -195,7 +169,7 @@ class OpfsPort implements OpfsStorage {
     }
     const bytes = data.slice(); // the caller may reuse its buffer before our turn comes
     return this.changing(path, `append ${path}`, async () => {
-      if (!this.syncHandles) return this.writeWritable(await this.fileHandle(path, true), bytes, "append", path);
+      if (!this.syncHandles) return this.writeWritable(await this.directories.file(path, true), bytes, "append", path);
       appendTo(await this.openFile(path, true), bytes, path);
     });
   }
@@ -204,7 +178,7 @@ class OpfsPort implements OpfsStorage {
     checkStoragePath(path);
     const bytes = data.slice();
     return this.changing(path, `write ${path}`, async () => {
-      const dir = await this.directory(parentDir(path), true);
+      const dir = await this.directories.directory(parentDir(path), true);
       const name = baseName(path);
       const existing = await fileIn(dir, name, false, path); // fails now if `path` is a directory
       if (!this.syncHandles) {
@@ -243,7 +217,7 @@ class OpfsPort implements OpfsStorage {
         throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${current.size} bytes) to ${size} bytes`, { path });
       }
       if (!this.syncHandles) {
-        const writable = await (await this.requireFile(path)).createWritable({ keepExistingData: true });
+        const writable = await (await this.directories.requireFile(path)).createWritable({ keepExistingData: true });
         await writable.truncate(size);
         return writable.close();
       }
@@ -259,7 +233,7 @@ class OpfsPort implements OpfsStorage {
     checkStoragePath(path);
     return this.changing(path, `remove ${path}`, async () => {
       this.release(path);
-      const dir = await this.directory(parentDir(path), false);
+      const dir = await this.directories.directory(parentDir(path), false);
       // Nothing to do when the file is missing or the path names a directory.
       if (!dir || !(await fileIn(dir, baseName(path), false, path).catch(ignoreNotAFile))) return;
       await dir.removeEntry(baseName(path));
@@ -274,7 +248,7 @@ class OpfsPort implements OpfsStorage {
       const open = this.open.get(path);
       if (open) return open.access.flush();
       // Not open: its last change went through a closed handle or writable, already persisted.
-      if (!(await this.fileHandle(path, false))) {
+      if (!(await this.directories.file(path, false))) {
         throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
       }
     });
@@ -286,7 +260,7 @@ class OpfsPort implements OpfsStorage {
    */
   async acquireLock(key: string): Promise<StorageLock> {
     checkStoragePath(key);
-    const lock = await acquireWebLock(`sessionkit:opfs:${this.bucket ?? ""}:${this.filesDir}:${key}`, key);
+    const lock = await acquireWebLock(`${this.lockPrefix}${key}`, key);
     return {
       release: async () => {
         await this.exclusive(key, `unlock ${key}`, async () => this.release(key)).catch(() => {});
@@ -356,7 +330,7 @@ class OpfsPort implements OpfsStorage {
       this.open.set(path, cached);
       return cached;
     }
-    const file = await this.fileHandle(path, create);
+    const file = await this.directories.file(path, create);
     if (!file) return null;
     const access = await file.createSyncAccessHandle!();
     const opened = { access, size: access.getSize(), mtimeMs: (await file.getFile()).lastModified };
@@ -377,7 +351,7 @@ class OpfsPort implements OpfsStorage {
   private async statNow(path: string): Promise<FileStat | null> {
     const open = this.open.get(path);
     if (open) return { size: open.size, mtimeMs: open.mtimeMs };
-    const file = await this.fileHandle(path, false);
+    const file = await this.directories.file(path, false);
     if (!file) return null;
     const snapshot = await file.getFile();
     return { size: snapshot.size, mtimeMs: snapshot.lastModified };
@@ -407,105 +381,14 @@ class OpfsPort implements OpfsStorage {
    */
   private async explainWriteFailure(error: unknown, bytes: number, path: string): Promise<unknown> {
     if (domErrorName(error) === "QuotaExceededError") return error;
-    const { usage, quota } = await (await this.storageArea()).estimate().catch(() => ({}) as StorageEstimate);
+    const { usage, quota } = await (await this.directories.storageArea()).estimate().catch(() => ({}) as StorageEstimate);
     if (usage === undefined || quota === undefined || usage + bytes <= quota) return error;
     return new StorageError("quota", `opfs: out of quota writing ${bytes} bytes to ${JSON.stringify(path)}`, { path, cause: error });
   }
 
-  private async requireFile(path: string): Promise<FileHandle> {
-    const file = await this.fileHandle(path, false);
-    if (!file) throw new StorageError("not-found", `no such file ${JSON.stringify(path)}`, { path });
-    return file;
-  }
 
-  /**
-   * The handle of a file (created with `create`); null if missing. Looks in the remembered
-   * directory handle first; a miss there may mean the directory itself was removed (by another
-   * tab), so it is confirmed by a walk from the root.
-   */
-  private async fileHandle(path: string, create: true): Promise<FileHandle>;
-  private async fileHandle(path: string, create: boolean): Promise<FileHandle | null>;
-  private async fileHandle(path: string, create: boolean): Promise<FileHandle | null> {
-    const dirPath = parentDir(path);
-    const remembered = this.dirs.get(dirPath);
-    if (remembered) {
-      const file = await fileIn(remembered, baseName(path), create, path).catch((error: unknown) => {
-        if (domErrorName(error) === "NotFoundError") return null;
-        throw error;
-      });
-      if (file) return file;
-      this.forgetDirectories(dirPath);
-    }
-    const dir = await this.directory(dirPath, create);
-    return dir ? fileIn(dir, baseName(path), create, path) : null;
-  }
-
-  /** The directory at `dir` below the root (creating it with `create`); null if missing. Walks from the root. */
-  private async directory(dir: string, create: true): Promise<DirectoryHandle>;
-  private async directory(dir: string, create: boolean): Promise<DirectoryHandle | null>;
-  private async directory(dir: string, create: boolean): Promise<DirectoryHandle | null> {
-    let handle = await this.rootDirectory();
-    let walked = "";
-    for (const segment of dir === "" ? [] : dir.split("/")) {
-      try {
-        handle = (await handle.getDirectoryHandle(segment, { create })) as DirectoryHandle;
-      } catch (error) {
-        if (!create && domErrorName(error) === "NotFoundError") return null;
-        if (domErrorName(error) === "TypeMismatchError") {
-          throw new StorageError("io", `${JSON.stringify(dir)}: ${JSON.stringify(segment)} is a file, not a directory`, { path: dir });
-        }
-        throw error;
-      }
-      walked = walked === "" ? segment : `${walked}/${segment}`;
-      this.dirs.set(walked, handle);
-    }
-    return handle;
-  }
-
-  /** Drops the remembered handles of a directory and everything below it. */
-  private forgetDirectories(dir: string): void {
-    for (const path of this.dirs.keys()) if (path === dir || path.startsWith(`${dir}/`)) this.dirs.delete(path);
-  }
-
-  private rootDirectory(): Promise<DirectoryHandle> {
-    this.rootDir ??= (async () => {
-      let handle = (await (await this.storageArea()).getDirectory()) as DirectoryHandle;
-      for (const segment of this.filesDir === "" ? [] : this.filesDir.split("/")) {
-        handle = (await handle.getDirectoryHandle(segment, { create: true })) as DirectoryHandle;
-      }
-      return handle;
-    })().catch((error: unknown) => {
-      this.rootDir = undefined;
-      throw error;
-    });
-    return this.rootDir;
-  }
-
-  private storageArea(): Promise<StorageArea> {
-    if (typeof navigator === "undefined" || !navigator.storage?.getDirectory) {
-      return Promise.reject(new StorageError("unsupported", "the Origin Private File System is not available here"));
-    }
-    if (this.bucket === undefined) return Promise.resolve(navigator.storage);
-    const buckets = (navigator as Navigator & { storageBuckets?: StorageBucketManager }).storageBuckets;
-    if (!buckets) return Promise.reject(new StorageError("unsupported", "storage buckets (navigator.storageBuckets) are not available here"));
-    return buckets.open(this.bucket);
-  }
 }
 
-/** The file `name` in `dir` (created with `create`); null if missing; "io" if it is a directory. */
-async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: true, path: string): Promise<FileHandle>;
-async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean, path: string): Promise<FileHandle | null>;
-async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean, path: string): Promise<FileHandle | null> {
-  try {
-    return (await dir.getFileHandle(name, { create })) as FileHandle;
-  } catch (error) {
-    if (!create && domErrorName(error) === "NotFoundError") return null;
-    if (domErrorName(error) === "TypeMismatchError") {
-      throw new StorageError("io", `${JSON.stringify(path)} is a directory, not a file`, { path });
-    }
-    throw error;
-  }
-}
 
 /** `remove` of a path that names a directory removes nothing. */
 function ignoreNotAFile(error: unknown): null {

@@ -5,7 +5,7 @@
  * SessionManager itself adds to the floor, apart from anything sessionkit's OPFS port does. Only
  * what the append workload calls is faithful.
  */
-import type { SyncAccessHandle } from "../../adapters/opfs/worker-storage.js";
+import type { SyncAccessHandle } from "../../adapters/opfs/directories.js";
 import { clampByteRange, type ByteRange, type DirEntry, type FileStat, type StoragePort } from "../../src/port.js";
 
 interface OpenFile {

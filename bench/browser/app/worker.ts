@@ -7,7 +7,7 @@
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
-import type { SyncAccessHandle } from "../../../adapters/opfs/worker-storage.js";
+import type { SyncAccessHandle } from "../../../adapters/opfs/directories.js";
 import { bareSyncHandlePort } from "../bare-sync-port.js";
 import { createEntryId } from "../../../src/format/ids.js";
 import { appendMessages, floorPieces, instrumented, timeAppends } from "../workload.js";
