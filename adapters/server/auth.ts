@@ -19,11 +19,12 @@ export interface Admission {
   setCookie(response: ServerResponse, url: URL): void;
 }
 
-export function admission(options: { host: string; port: number; origin: string; token: string; allowOrigins?: readonly string[] }): Admission {
+/** `allowOrigins`: other origins admitted, as {@link checkedOrigin} gives them. */
+export function admission(options: { host: string; port: number; origin: string; token: string; allowOrigins: readonly string[] }): Admission {
   const { origin, token } = options;
   const cookieName = `sessionkit-${options.port}`;
   const allowedHosts = hostNames(options.host, options.port);
-  const allowedOrigins = new Set([...[...allowedHosts].map((name) => `http://${name}`), ...(options.allowOrigins ?? []).map((o) => new URL(o).origin)]);
+  const allowedOrigins = new Set([...[...allowedHosts].map((name) => `http://${name}`), ...options.allowOrigins]);
   return {
     admit(request, url) {
       if (!allowedHosts.has((request.headers.host ?? "").toLowerCase())) throw new HttpError(403, `the Host header ${JSON.stringify(request.headers.host ?? "")} does not name this server`);
@@ -55,6 +56,18 @@ export function preflight(response: ServerResponse): void {
 
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * The origin of a URL whose pages may use the server, as browsers send it.
+ *
+ * @throws Error for an opaque origin (file:, data:, …): it serializes as "null", which every
+ * sandboxed frame and data: page sends too
+ */
+export function checkedOrigin(url: string): string {
+  const { origin } = new URL(url);
+  if (origin === "null") throw new Error(`${url} has no origin of its own (browsers send "null" for it, as for every sandboxed frame and data: page): allow an http: or https: origin`);
+  return origin;
 }
 
 /** The Host values that name this server: the address it listens on (every local one for 0.0.0.0 / ::), and localhost on loopback. */
