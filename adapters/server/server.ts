@@ -100,7 +100,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Listening on every interface: the URL to print is this machine's own.
   const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   const origin = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
-  const { admit, allowOrigin, setCookie } = admission({ host, port, origin, token, allowOrigins });
+  const { admit, allowOrigin } = admission({ host, port, origin, token, allowOrigins });
   const route = routes({ stores, readOnly, viewer: options.viewer ?? null, maxMessageBytes });
   const sockets = rpcSockets({ stores, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, maxMessageBytes });
 
@@ -111,7 +111,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         admit(request, url);
         allowOrigin(request, response);
         if (request.method === "OPTIONS") return preflight(response);
-        setCookie(response, url);
         await route(request, response, url);
       } catch (error) {
         fail(response, error);
