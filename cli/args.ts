@@ -321,6 +321,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (port !== undefined && (!/^\d+$/.test(values.port!) || port > 65535)) throw new UsageError(`--port must be a number from 0 to 65535 (got "${values.port}")`);
   for (const origin of values["allow-origin"] ?? []) {
     if (!URL.canParse(origin)) throw new UsageError(`--allow-origin must be a URL such as http://localhost:5173 (got "${origin}")`);
+    // file:, data: and the like serialize as "null", the Origin of every sandboxed frame and data: page too.
+    if (new URL(origin).origin === "null") throw new UsageError(`--allow-origin must be an http: or https: URL such as http://localhost:5173: "${origin}" has no origin of its own`);
   }
   if (values.store !== undefined && (values.root !== undefined || values.agent !== undefined)) {
     throw new UsageError(`--store names a database store: it takes no --${values.root !== undefined ? "root" : "agent"}`);

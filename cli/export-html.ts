@@ -45,7 +45,8 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
     const view = exportView([ref]);
     const path = view.relativePaths[0]!;
     // Warnings name the file, not its path in the export's storage.
-    const onWarning = (message: string) => run.warn(message.replaceAll(path, view.fileOf(path) ?? path));
+    // A replacer function: a file name may hold "$&" and the like, which a replacement string reads as patterns.
+    const onWarning = (message: string) => run.warn(message.replaceAll(path, () => view.fileOf(path) ?? path));
     const sm = await SessionManager.open(view.storage, path, { readOnly: true, resolveImages: "lazy", onWarning });
     let branch: { header: Record<string, unknown>; entries: ReturnType<SessionManager["getBranch"]> } | undefined;
     try {

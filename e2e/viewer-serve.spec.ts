@@ -4,12 +4,15 @@
  * inline, and a small session) and an oh-my-pi store, plus the repository's sample store. The list
  * across the three stores, opening a session, every filter, search in a session and across
  * sessions (the index, kept in the cache dir, not in the agents' folders), deep links over a
- * reload (the cookie authenticates, the token left the address), following a session a child
+ * reload (the tab keeps the token, which left the address), the token never reaching another
+ * local server, a second tab from the printed URL, following a session a child
  * process appends to through node-fs, exports (zip, HTML opened from file:// offline), and the
  * server stopping on SIGINT with exit 0.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -64,7 +67,7 @@ test.afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-/** Opens the printed URL (its token sets the cookie) with `hash`, and waits until the viewer is done. */
+/** Opens the printed URL (the tab keeps its token) with `hash`, and waits until the viewer is done. */
 async function openServed(page: Page, hash = ""): Promise<void> {
   await page.goto(serveUrl.href + hash);
   await settled(page);
@@ -85,7 +88,7 @@ test("the list across stores: each store by agent and place, every session of ea
     [null, expect.stringMatching(/\/samples\/store$/)],
   ]);
   await openServed(page);
-  // The token did its work (the cookie): it is not left in the address for links and history.
+  // The tab keeps the token: it is not left in the address for links and history.
   expect(page.url()).not.toContain("token=");
   await expect(page.locator("#served-by")).toHaveText("sessionkit serve · 3 stores · read-only");
   const total = 3 + SAMPLE_STORE_SESSIONS;
@@ -111,10 +114,71 @@ test("opening a session: the sample's header figures, every filter, search in th
   await checkFiltersAndSearch(page);
 });
 
-test("deep links survive a reload: the cookie authenticates the page", async ({ page }) => {
+test("deep links survive a reload: the token the tab kept (sessionStorage) authenticates the page", async ({ page }) => {
   await openSample(page);
   await checkDeepLinks(page);
   expect(page.url()).not.toContain("token=");
+});
+
+test("the token stays with its server: another server on 127.0.0.1 gets no cookie and no token from the browser", async ({ browser }) => {
+  const token = serveUrl.searchParams.get("token")!;
+  const received: { path: string; headers: Record<string, string | string[] | undefined> }[] = [];
+  const other = createServer((request, response) => {
+    received.push({ path: request.url ?? "", headers: request.headers });
+    response.writeHead(200, { "Content-Type": "text/html" });
+    response.end("<!doctype html><title>another local service</title>");
+  });
+  await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+  const otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await openServed(page);
+    await expect(page.locator("#served-by")).toContainText("3 stores");
+    // What a page of that service (or any page requesting it) makes the browser send: a navigation, a credentialed fetch, an image.
+    await page.goto(`${otherOrigin}/page`);
+    await page.evaluate(async () => {
+      await fetch("/fetched", { credentials: "include" });
+      const image = new Image();
+      image.src = "/image";
+      await new Promise((resolve) => (image.onload = image.onerror = resolve));
+    });
+    expect(received.map(({ path }) => path)).toEqual(expect.arrayContaining(["/page", "/fetched", "/image"]));
+    expect(received.map(({ headers }) => headers.cookie ?? null)).toEqual(received.map(() => null));
+    for (const { headers } of received) expect(JSON.stringify(headers)).not.toContain(token);
+    expect(await context.cookies()).toEqual([]);
+  } finally {
+    await context.close();
+    await new Promise((resolve) => other.close(resolve));
+  }
+});
+
+test("a second tab from the printed URL and a reload stay signed in; a tab without the token asks for the printed URL", async ({ browser }) => {
+  const context = await browser.newContext();
+  try {
+    const first = await context.newPage();
+    await openServed(first);
+    const second = await context.newPage();
+    await openServed(second);
+    await expect(second.locator("#served-by")).toContainText("3 stores");
+    await first.reload();
+    await settled(first);
+    await expect(first.locator("#served-by")).toContainText("3 stores");
+    expect(first.url()).not.toContain("token=");
+  } finally {
+    await context.close();
+  }
+  for (const address of [serveUrl.origin + "/", `${serveUrl.origin}/?token=not-the-token`]) {
+    const fresh = await browser.newContext();
+    try {
+      const page = await fresh.newPage();
+      await page.goto(address);
+      await expect(page.locator("#token-needed")).toContainText("open the URL sessionkit serve printed");
+      expect(page.url()).not.toContain("token=");
+    } finally {
+      await fresh.close();
+    }
+  }
 });
 
 test("search across sessions uses each store's index, kept in the cache dir; hits open at their entry; tool output only when asked", async ({ page }) => {

@@ -26,7 +26,7 @@ function appCsp(): Plugin {
   return {
     name: "sessionkit-app-csp",
     apply: "build",
-    transformIndexHtml: (html) => html.replace("<head>", `<head>\n    <meta http-equiv="Content-Security-Policy" content="${APP_CSP}" />`),
+    transformIndexHtml: (html) => html.replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${APP_CSP}" />`),
   };
 }
 
@@ -84,7 +84,7 @@ function exportTemplate(): Plugin {
         html = html
           .replace(/<script type="module" crossorigin src="[^"]+"><\/script>/, "")
           .replace(/<link rel="stylesheet" crossorigin href="[^"]+">/, "")
-          .replace("<head>", `<head>\n    <meta http-equiv="Content-Security-Policy" content="${csp}" />`)
+          .replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${csp}" />`)
           .replace("</head>", () => `<style>${style}</style>\n  </head>`)
           .replace("</body>", () => `<script type="module">${script}</script>\n  </body>`);
         if (!html.includes("<!--sessionkit:data-->")) throw new Error("export build: the data marker is gone from export.html");

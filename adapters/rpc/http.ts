@@ -7,6 +7,9 @@
  * under way, so it sees them, as an rpc read would. Runs in browsers and in Node (pass the `ws`
  * package's WebSocket where there is no global one: Node 20).
  *
+ * The token goes as `Authorization: Bearer` on fetches and as a WebSocket subprotocol (browsers
+ * set no headers on a WebSocket), never in a URL or a cookie.
+ *
  * The server keeps this port's locks and transfers for as long as the socket lives; when the
  * socket closes (the page goes away, the network drops, the server stops) they are released and
  * every later call fails with StorageError "io": make a new port to go on.
@@ -15,20 +18,20 @@
  */
 import { StorageError, checkByteRange, checkStoragePath, type ByteRange, type StorageErrorCode } from "../../src/port.js";
 import { rpcClientStorage, type RpcStorage } from "./client.js";
-import { webSocketEndpoint, type WebSocketLike } from "./websocket.js";
+import { tokenSubprotocols, webSocketEndpoint, type WebSocketLike } from "./websocket.js";
 
 /** Options of {@link httpStorage}: which server and store, and how to reach it. */
 export interface HttpStorageOptions {
   /** The server's address, e.g. "http://127.0.0.1:4174" (a path after it is ignored). */
   url: string;
-  /** The access token `sessionkit serve` printed; not needed on a page the server itself served (its cookie). */
+  /** The access token `sessionkit serve` printed (the `token` of its URL). */
   token?: string;
   /** The store's id, as `GET /api/stores` lists it. */
   store: string;
   /** A WebSocket constructor where there is no global one (Node 20: `import { WebSocket } from "ws"`). */
   WebSocket?: {
-    /** Opens a WebSocket to `url` (a ws: or wss: URL). */
-    new (url: string): WebSocketLike;
+    /** Opens a WebSocket to `url` (a ws: or wss: URL), offering `protocols` (they carry the token). */
+    new (url: string, protocols?: string[]): WebSocketLike;
   };
   /** How long a call waits for its reply; default 30 s. */
   timeoutMs?: number;
@@ -69,11 +72,11 @@ const CODE_OF_STATUS: Record<number, StorageErrorCode> = { 400: "invalid", 403: 
  * @throws StorageError "unsupported" when there is no WebSocket (pass `options.WebSocket` in Node 20)
  */
 export function httpStorage(options: HttpStorageOptions): HttpStorage {
-  const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
+  const Socket = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string, protocols?: string[]) => WebSocketLike }).WebSocket;
   if (!Socket) throw new StorageError("unsupported", "httpStorage needs a WebSocket: pass options.WebSocket (e.g. the ws package's) where there is no global one");
-  const url = apiUrl(options.url, `/api/stores/${encodeURIComponent(options.store)}/rpc`, options.token);
+  const url = new URL(`/api/stores/${encodeURIComponent(options.store)}/rpc`, options.url);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const endpoint = webSocketEndpoint(new Socket(url.href));
+  const endpoint = webSocketEndpoint(options.token === undefined ? new Socket(url.href) : new Socket(url.href, tokenSubprotocols(options.token)));
   const client = rpcClientStorage(endpoint, {
     kind: "http",
     chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
@@ -112,7 +115,7 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
     fetched.then(forget, forget);
     return fetched;
   };
-  const fileUrl = (path: string) => apiUrl(options.url, `/api/stores/${encodeURIComponent(options.store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, options.token);
+  const fileUrl = (path: string) => new URL(`/api/stores/${encodeURIComponent(options.store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, options.url);
   return Object.assign(client, {
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
       checkStoragePath(path);
@@ -138,7 +141,7 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   });
 
   async function fetchRange(path: string, range?: ByteRange): Promise<Uint8Array | null> {
-    const headers: Record<string, string> = {};
+    const headers = authorization(options.token);
     if (range) headers.Range = `bytes=${range.offset}-${range.length === undefined ? "" : range.offset + range.length - 1}`;
     let response: Response;
     try {
@@ -162,13 +165,11 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
  * @throws StorageError "io" when the server answers with an error status
  */
 export async function listServedStores(options: { url: string; token?: string }): Promise<ServedStore[]> {
-  const response = await fetch(apiUrl(options.url, "/api/stores", options.token), { credentials: "same-origin" });
+  const response = await fetch(new URL("/api/stores", options.url), { headers: authorization(options.token), credentials: "same-origin" });
   if (!response.ok) throw new StorageError("io", `GET /api/stores: ${response.status} ${await response.text()}`);
   return (await response.json()) as ServedStore[];
 }
 
-function apiUrl(base: string, path: string, token: string | undefined): URL {
-  const url = new URL(path, base);
-  if (token !== undefined) url.searchParams.set("token", token);
-  return url;
+function authorization(token: string | undefined): Record<string, string> {
+  return token === undefined ? {} : { Authorization: `Bearer ${token}` };
 }

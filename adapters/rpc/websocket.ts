@@ -23,6 +23,20 @@ export interface WebSocketLike {
 const CONNECTING = 0;
 const OPEN = 1;
 
+/** The subprotocol a server of the storage rpc answers a token-carrying WebSocket with. */
+const RPC_SUBPROTOCOL = "sessionkit-rpc";
+/** Starts the subprotocol that carries the access token, in hex: browsers set no headers on a WebSocket, and hex fits any token into a subprotocol name. */
+export const TOKEN_SUBPROTOCOL_PREFIX = "sessionkit-token.";
+
+/**
+ * The subprotocols a client offers to pass `token`: the rpc's own first, which the server picks,
+ * so the token is not echoed back in the handshake's answer.
+ */
+export function tokenSubprotocols(token: string): string[] {
+  const hex = Array.from(new TextEncoder().encode(token), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return [RPC_SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + hex];
+}
+
 /**
  * A WebSocket as a message endpoint for {@link rpcClientStorage} (or {@link serveStorage}): each
  * message travels as one binary frame. Messages posted while the socket connects are sent once it

@@ -2,11 +2,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StorageError, type StorageErrorCode } from "../../src/port.js";
 
-/** A request refused with an HTTP status; the message goes to the client as `{"error": …}`. */
+/** A request refused with an HTTP status (and headers); the message goes to the client as `{"error": …}`. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -58,8 +59,8 @@ export async function readBody(request: IncomingMessage, limit: number): Promise
   return Buffer.concat(parts);
 }
 
-export function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  response.writeHead(status, { "Content-Type": "application/json; charset=utf-8", ...securityHeaders });
+export function sendJson(response: ServerResponse, status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  response.writeHead(status, { "Content-Type": "application/json; charset=utf-8", ...securityHeaders, ...headers });
   response.end(JSON.stringify(value));
 }
 
@@ -69,5 +70,36 @@ export function fail(response: ServerResponse, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
   if (response.headersSent) return void response.destroy();
   response.setHeader("Connection", "close");
-  sendJson(response, status, { error: message });
+  sendJson(response, status, { error: message }, error instanceof HttpError ? error.headers : {});
+}
+
+/**
+ * The part of a file of `size` bytes a `Range` header asks for, as [start, end) (RFC 9110 §14):
+ * null for the whole file when there is no header, its unit is not bytes, or it asks for several
+ * ranges (this server sends no multipart answers; a server may ignore a Range). A suffix longer
+ * than the file is the whole file; a suffix of an empty file is ignored (no part of it can be
+ * named).
+ *
+ * @throws HttpError 416, its Content-Range naming the size, for a malformed or inverted range
+ * (`bytes=5-3`) and for one that starts at or past the end
+ */
+export function parseRange(header: string | undefined, size: number): [start: number, end: number] | null {
+  if (header === undefined) return null;
+  const equals = header.indexOf("=");
+  if (equals < 0 || header.slice(0, equals).trim().toLowerCase() !== "bytes") return null;
+  const spec = header.slice(equals + 1);
+  if (spec.includes(",")) return null;
+  const unsatisfiable = (why: string) => new HttpError(416, `the Range ${JSON.stringify(header)} ${why} (the file has ${size} bytes)`, { "Content-Range": `bytes */${size}` });
+  const match = /^\s*(\d*)-(\d*)\s*$/.exec(spec);
+  if (!match || (match[1] === "" && match[2] === "")) throw unsatisfiable("is not one range bytes=first-last, bytes=first- or bytes=-suffix");
+  if (match[1] === "") {
+    const suffix = Number(match[2]);
+    if (suffix === 0) throw unsatisfiable("asks for no bytes");
+    return size === 0 ? null : [Math.max(0, size - suffix), size];
+  }
+  const first = Number(match[1]);
+  const last = match[2] === "" ? Infinity : Number(match[2]);
+  if (last < first) throw unsatisfiable("ends before it starts");
+  if (first >= size) throw unsatisfiable("starts at or past the end");
+  return [first, Math.min(size, last + 1)];
 }

@@ -8,7 +8,7 @@ import { checkStoragePath } from "../../src/port.js";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../rpc/frame.js";
 import { RPC_PROTOCOL, type RpcResponse, type RpcResponseBatch } from "../rpc/protocol.js";
 import type { StorageServer } from "../rpc/server.js";
-import { HttpError, STATUS_OF, allowMethods, decodeSegment, readBody, securityHeaders, sendJson } from "./http.js";
+import { HttpError, STATUS_OF, allowMethods, decodeSegment, parseRange, readBody, securityHeaders, sendJson } from "./http.js";
 import { sendViewerFile, type ViewerFiles } from "./static-files.js";
 
 /** A store as the routes serve it: its rpc server, and what the store list says of it. */
@@ -157,14 +157,4 @@ function storagePathOf(urlPath: string): string {
   } catch (error) {
     throw new HttpError(400, (error as Error).message);
   }
-}
-
-function parseRange(header: string | undefined, size: number): [number, number] | null {
-  if (header === undefined) return null;
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!match || (match[1] === "" && match[2] === "")) throw new HttpError(416, `unsupported Range ${JSON.stringify(header)} (one range: bytes=a-b)`);
-  const [start, end] =
-    match[1] === "" ? [Math.max(0, size - Number(match[2])), size] : [Number(match[1]), match[2] === "" ? size : Math.min(size, Number(match[2]) + 1)];
-  if (start >= size && size > 0) throw new HttpError(416, `the range ${header} starts past the end (${size} bytes)`);
-  return [start, Math.max(start, end)];
 }

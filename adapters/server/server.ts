@@ -13,7 +13,7 @@ import nodePath from "node:path";
 import type { Duplex } from "node:stream";
 import type { StoragePort } from "../../src/port.js";
 import { createStorageServer } from "../rpc/server.js";
-import { admission, preflight } from "./auth.js";
+import { admission, checkedOrigin, preflight } from "./auth.js";
 import { fail } from "./http.js";
 import { routes, type ServedStore } from "./routes.js";
 import type { ViewerFiles } from "./static-files.js";
@@ -47,7 +47,7 @@ export interface ServerOptions {
   token?: string;
   /** The viewer's built files; null or absent serves none. */
   viewer?: ViewerFiles | null;
-  /** Other origins whose pages may call the API (a dev server); default none. */
+  /** Other origins whose pages may call the API (a dev server); default none. An opaque origin (a file: or data: URL's, serialized as "null") throws. */
   allowOrigins?: readonly string[];
   /** A WebSocket client that has not answered a ping for this long is dropped, its locks released. Default 10 s. */
   leaseMs?: number;
@@ -79,6 +79,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = options.host ?? "127.0.0.1";
   const token = options.token ?? randomBytes(32).toString("base64url");
   const readOnly = !(options.write ?? false);
+  const allowOrigins = (options.allowOrigins ?? []).map(checkedOrigin);
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const stores = new Map<string, ServedStore & { storage: StoragePort }>();
   for (const store of options.stores) {
@@ -99,7 +100,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Listening on every interface: the URL to print is this machine's own.
   const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   const origin = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
-  const { admit, allowOrigin, setCookie } = admission({ host, port, origin, token, allowOrigins: options.allowOrigins });
+  const { admit, allowOrigin } = admission({ host, port, origin, token, allowOrigins });
   const route = routes({ stores, readOnly, viewer: options.viewer ?? null, maxMessageBytes });
   const sockets = rpcSockets({ stores, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, maxMessageBytes });
 
@@ -110,7 +111,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         admit(request, url);
         allowOrigin(request, response);
         if (request.method === "OPTIONS") return preflight(response);
-        setCookie(response, url);
         await route(request, response, url);
       } catch (error) {
         fail(response, error);

@@ -6,12 +6,14 @@
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { importSessionFiles, SessionManager } from "../../src/index.js";
+import { sessionDirFor, sessionFileName } from "../../src/session/paths.js";
+import { DATA_MARKER, EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
 import { SAMPLE_SESSION } from "../../web-demo/src/first-run.js";
 import { bundleCli, REPO, runCli } from "../shared/cli-runner.js";
 
@@ -104,6 +106,43 @@ describe("export --html", () => {
     expect(two.stderr).toContain("--html exports a single session, got 2");
     const noBlobs = await runCli(cli, ["--root", root, "export", "--html", "--no-blobs", sessionId, "-o", out]);
     expect(noBlobs.stderr).toContain("--html always includes the images");
+  });
+
+  it("a name and texts holding replacement patterns ($&, $`, $', $1, $$): the name as it is, the template's markup once, the texts as stored", async () => {
+    const name = "Fix $& and $` and $' and $1 and $$ <b>\"x\"</b>";
+    const text = "Say $& then $` then $' then $1 then $$";
+    const id = "01a1fdb6-0000-7000-8000-00000000a11d";
+    const timestamp = "2026-03-01T10:00:00.000Z";
+    const records = [
+      { type: "session", version: 3, id, timestamp, cwd: "/p" },
+      { type: "message", id: "q", parentId: null, timestamp, message: { role: "user", content: text, timestamp: 1 } },
+      { type: "session_info", id: "n", parentId: "q", timestamp, name },
+    ];
+    const template = await readFile(join(dir, "pkg", "web-demo", "dist", EXPORT_TEMPLATE_FILE), "utf8");
+    const patterned = join(dir, "patterned-store");
+    const stored = records.map((record) => JSON.stringify(record)).join("\n") + "\n";
+    await mkdir(join(patterned, sessionDirFor("/p")), { recursive: true });
+    await writeFile(join(patterned, sessionDirFor("/p"), sessionFileName(timestamp, id)), stored);
+    // The loose copy's path holds patterns too: a warning names the file as it is.
+    const loose = join(dir, "loose $& $` $' $1", "torn.jsonl");
+    await mkdir(dirname(loose), { recursive: true });
+    await writeFile(loose, `${stored}{"type":"message","id":"torn`);
+    for (const [target, contents] of [[id, stored], [loose, `${stored}{"type":"message","id":"torn`]] as const) {
+      const out = join(dir, "patterned.html");
+      const result = await runCli(cli, ["--root", patterned, "export", "--html", target, "-o", out, "--force"]);
+      expect(result.code).toBe(0);
+      if (target === loose) expect(result.stderr).toContain(`sessionkit: export: ${loose}: `);
+      const html = await readFile(out, "utf8");
+      // The page is the template, its title replaced by the name (HTML-escaped) and the data blocks at its marker, nothing else.
+      const templateTitle = /<title>[^<]*<\/title>/.exec(template)!;
+      const [templateHead, templateRest] = [template.slice(0, templateTitle.index), template.slice(templateTitle.index + templateTitle[0].length)];
+      const start = html.indexOf("<title>") + "<title>".length;
+      const end = html.indexOf(" · sessionkit</title>", start);
+      expect(html.slice(0, start)).toBe(`${templateHead}<title>`);
+      expect(html.slice(start, end).replaceAll("&lt;", "<").replaceAll("&quot;", '"').replaceAll("&amp;", "&")).toBe(name);
+      expect(html.slice(end + " · sessionkit</title>".length).replace(/<script type="application\/json" data-sessionkit="[^"]+"[^>]*>"[^"]*"<\/script>\n/g, "")).toBe(templateRest.replace(DATA_MARKER, ""));
+      expect(await inflate(dataBlocks(html, "session"))).toBe(contents);
+    }
   });
 
   it("says how to build the viewer when its export template is missing", async () => {

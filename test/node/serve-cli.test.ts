@@ -97,6 +97,23 @@ describe("sessionkit serve (CLI)", () => {
     ]);
   });
 
+  it("--allow-origin with a file: or data: URL is a usage error (exit 2): its origin, \"null\", is every sandboxed frame's", async () => {
+    for (const origin of ["file:///home/me/viewer.html", "data:text/html,hi"]) {
+      const child = spawn(process.execPath, [bundle, "serve", "--root", root, "--port", "0", "--allow-origin", origin], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PI_CODING_AGENT_DIR: "", XDG_CACHE_HOME: join(dir, "cache") } });
+      let stderr = "";
+      child.stderr!.on("data", (part: Buffer) => (stderr += part.toString()));
+      const exited = once(child, "close").then(([code]) => code as number);
+      // Serving (its URL printed) is the failure this guards against: stopped, and reported as such.
+      const outcome = await Promise.race([exited, once(child.stdout!, "data").then(() => "served" as const)]);
+      if (outcome === "served") {
+        child.kill("SIGINT");
+        await exited;
+      }
+      expect(outcome, origin).toBe(2);
+      expect(stderr).toContain(`--allow-origin must be an http: or https: URL such as http://localhost:5173: "${origin}" has no origin of its own`);
+    }
+  });
+
   it("refuses bad usage: a missing root, a bad port, two roots for another command", async () => {
     expect((await runCli(bundle, ["serve", "--root", join(dir, "nope"), "--port", "0"])).stderr).toContain("no such directory");
     const badPort = await runCli(bundle, ["serve", "--root", root, "--port", "http"]);

@@ -2,13 +2,15 @@
  * `sessionkit serve` against hostile requests over real HTTP: each is refused with its status,
  * nothing is written, nothing outside the served paths is read, and the server answers afterwards.
  */
-import { readdir, readFile, writeFile, mkdir } from "node:fs/promises";
+import { readdir, readFile, writeFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeFrame } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL } from "../../adapters/rpc/protocol.js";
+import { tokenSubprotocols } from "../../adapters/rpc/websocket.js";
 import { serveTempStore, type ServedStore } from "./serve-helpers.js";
 
 const SECRET = "sk-ant-do-not-leak";
@@ -50,9 +52,9 @@ async function tree(root: string): Promise<string> {
   return parts.join("\n");
 }
 
-function upgrade(served: ServedStore, path: string, headers: Record<string, string> = {}): Promise<{ status: number } | { open: WebSocket }> {
+function upgrade(served: ServedStore, path: string, headers: Record<string, string> = {}, protocols: string[] = []): Promise<{ status: number } | { open: WebSocket }> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${served.server.port}${path}`, { headers });
+    const ws = new WebSocket(`ws://127.0.0.1:${served.server.port}${path}`, protocols, { headers });
     ws.on("open", () => resolve({ open: ws }));
     ws.on("unexpected-response", (_request, response) => resolve({ status: response.statusCode ?? 0 }));
     ws.on("error", () => {});
@@ -76,17 +78,59 @@ afterAll(async () => {
 });
 
 describe("sessionkit serve refuses", () => {
-  it("a request without the token, or with a wrong one: 401, for pages, the API, files and the WebSocket", async () => {
-    for (const path of ["/", "/api/stores", `/api/stores/${readOnly.store}/files/sessions/--p--/s.jsonl`]) {
+  it("a request without the token, or with a wrong one: 401, for the API, files and the WebSocket", async () => {
+    for (const path of ["/api/stores", `/api/stores/${readOnly.store}/files/sessions/--p--/s.jsonl`, `/api/stores/${readOnly.store}/changes`]) {
       expect((await send(readOnly, { path })).status, path).toBe(401);
       expect((await send(readOnly, { path: `${path}?token=wrong` })).status, path).toBe(401);
       expect((await send(readOnly, { path, headers: { authorization: `Bearer ${readOnly.server.token}x` } })).status, path).toBe(401);
     }
     expect(await upgrade(readOnly, `/api/stores/${readOnly.store}/rpc`)).toEqual({ status: 401 });
     expect(await upgrade(readOnly, `/api/stores/${readOnly.store}/rpc?token=${readOnly.server.token.slice(1)}`)).toEqual({ status: 401 });
+    expect(await upgrade(readOnly, `/api/stores/${readOnly.store}/rpc`, {}, tokenSubprotocols(readOnly.server.token.slice(1)))).toEqual({ status: 401 });
+    // Not hex: no token at all (Buffer.from(…, "hex") would read the pairs before the first bad one).
+    const [rpcName, tokenName] = tokenSubprotocols(readOnly.server.token);
+    expect(await upgrade(readOnly, `/api/stores/${readOnly.store}/rpc`, {}, [rpcName!, `${tokenName}zz`])).toEqual({ status: 401 });
   });
 
-  it("a foreign Host (DNS rebinding) or a foreign Origin: 403, even with the token; the cookie works only from the served origin", async () => {
+  it("the token as a WebSocket subprotocol (browsers set no headers on a WebSocket): admitted; the handshake answers the rpc's name, not the token", async () => {
+    const socket = await upgrade(readOnly, `/api/stores/${readOnly.store}/rpc`, {}, tokenSubprotocols(readOnly.server.token));
+    if (!("open" in socket)) throw new Error(`no WebSocket: ${socket.status}`);
+    expect(socket.open.protocol).toBe("sessionkit-rpc");
+    socket.open.close();
+  });
+
+  it("no cookie: the printed URL sets none, and the cookie earlier versions set admits nothing (cookies ignore ports: any local service would get it)", async () => {
+    const page = await fetch(`${readOnly.server.origin}/api/stores?token=${readOnly.server.token}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("set-cookie")).toBeNull();
+    expect((await send(readOnly, { path: "/api/stores", headers: { cookie: `sessionkit-${readOnly.server.port}=${readOnly.server.token}` } })).status).toBe(401);
+  });
+
+  it("the viewer's files (no data in them) need no token, so a reload works; the API does; a foreign Host or Origin is refused for both", async () => {
+    const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-viewer-"));
+    await writeFile(join(viewerDir, "index.html"), "<!doctype html><title>viewer</title>");
+    const withViewer = await serveTempStore({ viewerDir, allowOrigins: ["http://localhost:5173"] });
+    try {
+      for (const path of ["/", "/index.html", "/?token=wrong"]) {
+        const reply = await send(withViewer, { path });
+        expect(reply.status, path).toBe(200);
+        expect(reply.body).toContain("<title>viewer</title>");
+      }
+      expect((await send(withViewer, { path: "/api/stores" })).status).toBe(401);
+      expect((await send(withViewer, { path: "/api/stores", headers: { authorization: `Bearer ${withViewer.server.token}` } })).status).toBe(200);
+      expect((await send(withViewer, { path: "/", headers: { host: `attacker.example:${withViewer.server.port}` } })).status).toBe(403);
+      expect((await send(withViewer, { path: "/", headers: { origin: "http://attacker.example" } })).status).toBe(403);
+      // A preflight carries no credentials: an allowed origin's is answered without the token, a foreign one's refused.
+      const preflight = { "access-control-request-method": "GET", "access-control-request-headers": "authorization, range" };
+      expect((await send(withViewer, { method: "OPTIONS", path: `/api/stores/${withViewer.store}/files/sessions/x`, headers: { origin: "http://localhost:5173", ...preflight } })).status).toBe(204);
+      expect((await send(withViewer, { method: "OPTIONS", path: "/api/stores", headers: { origin: "http://attacker.example", ...preflight } })).status).toBe(403);
+    } finally {
+      await withViewer.cleanup();
+      await rm(viewerDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a foreign Host (DNS rebinding) or a foreign Origin: 403, even with the token", async () => {
     const ok = await send(readOnly, { path: withToken(readOnly, "/api/stores") });
     expect(ok.status).toBe(200);
     expect((await send(readOnly, { path: withToken(readOnly, "/api/stores"), headers: { host: `attacker.example:${readOnly.server.port}` } })).status).toBe(403);
@@ -94,9 +138,10 @@ describe("sessionkit serve refuses", () => {
     expect((await send(readOnly, { path: withToken(readOnly, "/api/stores"), headers: { origin: "http://attacker.example" } })).status).toBe(403);
     expect((await send(readOnly, { path: withToken(readOnly, "/api/stores"), headers: { origin: "null" } })).status).toBe(403);
     expect(await upgrade(readOnly, withToken(readOnly, `/api/stores/${readOnly.store}/rpc`), { origin: "http://attacker.example" })).toEqual({ status: 403 });
-    const cookie = `sessionkit-${readOnly.server.port}=${readOnly.server.token}`;
-    expect((await send(readOnly, { path: "/api/stores", headers: { cookie } })).status).toBe(200);
-    expect((await send(readOnly, { path: "/api/stores", headers: { cookie, origin: "http://attacker.example" } })).status).toBe(403);
+    const bearer = `Bearer ${readOnly.server.token}`;
+    expect((await send(readOnly, { path: "/api/stores", headers: { authorization: bearer } })).status).toBe(200);
+    expect((await send(readOnly, { path: "/api/stores", headers: { authorization: bearer, origin: "http://attacker.example" } })).status).toBe(403);
+    expect(await upgrade(readOnly, `/api/stores/${readOnly.store}/rpc`, { origin: "http://attacker.example" }, tokenSubprotocols(readOnly.server.token))).toEqual({ status: 403 });
   });
 
   it("paths with '..', absolute, encoded or backslashed, and paths outside sessions/ and blobs/: 400 or 403, the secret never sent", async () => {

@@ -3,22 +3,27 @@
  * and any --root), read through the server; the session list across them, search across them
  * with each store's index, following sessions as agents write them, exports.
  */
-import type { ServedStore } from "../../adapters/rpc/http.js";
 import { ViewerApp } from "./app/app.js";
-import { serveSource } from "./data/serve-source.js";
+import { serveSource, type Served } from "./data/serve-source.js";
 import { el } from "./render/dom.js";
 import { sessionActions } from "./session-actions.js";
 
-export function startServeMode(stores: readonly ServedStore[]): void {
-  // The page's requests carry the cookie from here on: keep the token out of links, history and screenshots.
+/** The viewer over the stores `served` names, or, when the server wants the token, a page that says where to find it. */
+export function startServeMode(served: Served | "token-needed"): void {
+  // The tab keeps the token (sessionStorage): keep it out of links, history and screenshots.
   const address = new URL(location.href);
   if (address.searchParams.has("token")) {
     address.searchParams.delete("token");
     history.replaceState(null, "", address);
   }
+  if (served === "token-needed") {
+    document.body.append(el("p", { id: "token-needed", class: "empty" }, "This page needs its access token: open the URL sessionkit serve printed (it ends in ?token=…)."));
+    return;
+  }
+  const { stores } = served;
   const writable = stores.some((store) => !store.readOnly);
   const app: ViewerApp = new ViewerApp({
-    source: serveSource(stores),
+    source: serveSource(served),
     showList: true,
     title: "sessionkit viewer",
     emptyText: "No sessions in the stores this server offers.",

@@ -44,7 +44,8 @@ export interface ExportSource {
 export async function buildExportHtml(template: string, source: ExportSource): Promise<{ parts: HtmlPart[]; missingBlobs: string[] }> {
   const at = template.indexOf(DATA_MARKER);
   if (at < 0) throw new Error(`${EXPORT_TEMPLATE_FILE} has no ${DATA_MARKER} marker: not the viewer's export template`);
-  const parts: HtmlPart[] = [template.slice(0, at).replace(/<title>[^<]*<\/title>/, `<title>${attribute(source.title)} · sessionkit</title>`)];
+  // A replacer function: a replacement string would read "$&", "$`" and the like in the title as patterns.
+  const parts: HtmlPart[] = [template.slice(0, at).replace(/<title>[^<]*<\/title>/, () => `<title>${attribute(source.title)} · sessionkit</title>`)];
   const refs = new Set<string>();
   const gzip = new CompressionStream("gzip");
   const writer = gzip.writable.getWriter();
