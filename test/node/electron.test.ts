@@ -255,7 +255,7 @@ describe("electron bridge defaults (issue 22)", () => {
     console.log(`electron: ${IDS} client ids opened, used and closed: main's heap ${mib(afterClosed.heapBytes - closedStart.heapBytes)}`);
     expect(afterClosed.clientCount).toBe(0);
     // Before ids were made by main and capped: +66.8 MiB for the unclosed ids, +4.1 MiB for the
-    // closed ones. Since: -0.5 to +0.4 MiB over runs (V8's own bookkeeping).
+    // closed ones. Since, over six runs: -0.04 to +0.24 MiB and -0.47 to +0.41 MiB (V8's own bookkeeping).
     expect(afterFresh.heapBytes - before.heapBytes).toBeLessThan(2 ** 20);
     expect(afterClosed.heapBytes - closedStart.heapBytes).toBeLessThan(2 * 2 ** 20);
 
