@@ -76,12 +76,16 @@ type IpcHandler = (event: IpcMainInvokeEventLike, ...args: unknown[]) => Promise
 const bridgeStores: IpcHandler[] = [];
 let bindingExposed: Promise<void> | undefined;
 const newBridgeStoreCommand: BrowserCommand<[]> = async (context) => {
-  const webContents: WebContentsLike = { id: 1, send: () => {}, isDestroyed: () => false, once: () => {}, on: () => {} };
-  const { page } = context as unknown as { page: { exposeBinding(name: string, fn: (source: unknown, ...args: unknown[]) => unknown): Promise<void> } };
-  bindingExposed ??= page.exposeBinding("sessionkitInvoke", (_source, store, envelope) => bridgeStores[store as number]!({ sender: webContents }, envelope));
+  const webContents: WebContentsLike = { id: 1, send: () => {}, isDestroyed: () => false, on: () => {}, off: () => {} };
+  type Binding = (source: { frame: { url(): string } }, ...args: unknown[]) => unknown;
+  const { page } = context as unknown as { page: { url(): string; exposeBinding(name: string, fn: Binding): Promise<void> } };
+  // The sending frame as Electron reports it, its URL the page's own in Chromium.
+  bindingExposed ??= page.exposeBinding("sessionkitInvoke", (source, store, envelope) => bridgeStores[store as number]!({ sender: webContents, senderFrame: { url: source.frame.url(), parent: null } }, envelope));
   await bindingExposed;
   let handler: IpcHandler | undefined;
-  serveStorageOverIpc({ handle: (_channel: string, listener: IpcHandler) => void (handler = listener), removeHandler: () => {} }, memoryStorage());
+  const ipcMain = { handle: (_channel: string, listener: IpcHandler) => void (handler = listener), removeHandler: () => {} };
+  // The session suite uses the whole store (sessions, blobs, the listing catalog), as an app may choose.
+  serveStorageOverIpc(ipcMain, memoryStorage(), { allow: ({ url }) => new URL(url).origin === new URL(page.url()).origin, readable: [""], writable: [""] });
   bridgeStores.push(handler!);
   return bridgeStores.length - 1;
 };

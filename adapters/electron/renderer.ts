@@ -1,12 +1,13 @@
 /**
  * Electron renderer: a StoragePort over the bridge the preload exposed (`exposeStorageBridge`),
- * served by `serveStorageOverIpc` in main. Each call of `electronStorage()` is a client of its own.
+ * served by `serveStorageOverIpc` in main. Each call of `electronStorage()` is a client of its own,
+ * with an id main makes on its first call; close the port when done (a page holds a bounded number).
  *
  * @module sessionkit/adapters/electron/renderer
  */
 import { StorageError } from "../../src/port.js";
 import { rpcClientStorage, type RpcStorage } from "../rpc/client.js";
-import { DEFAULT_BRIDGE_KEY, type StorageBridge } from "./types.js";
+import { DEFAULT_BRIDGE_KEY, type BridgeOpened, type StorageBridge } from "./types.js";
 
 /** Options of {@link electronStorage}; `key` must match the preload's. */
 export interface ElectronStorageOptions {
@@ -35,14 +36,37 @@ export function electronStorage(options: ElectronStorageOptions = {}): ElectronS
   if (!bridge || typeof bridge.invoke !== "function") {
     throw new StorageError("unsupported", `no storage bridge at window.${key}: call exposeStorageBridge in the preload script`);
   }
-  const client = crypto.randomUUID();
-  return rpcClientStorage((message) => bridge.invoke({ client, message }), {
-    kind: "electron",
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
-    subscribe: (listener) =>
-      bridge.onPush((push) => {
-        if (push.client === client) listener(push.push);
-      }),
-  });
+  /** The id main made for this port, asked for on its first call (and again after a refusal). */
+  let client: string | undefined;
+  let opening: Promise<string | object> | undefined;
+  const open = () =>
+    (opening ??= bridge.invoke({ open: true }).then(
+      (answer) => {
+        const id = (answer as Partial<BridgeOpened> | null)?.client;
+        if (typeof id === "string") return (client = id);
+        opening = undefined;
+        return answer as object; // main's refusal ("forbidden", "quota"), an rpc error response
+      },
+      (error: unknown) => {
+        opening = undefined;
+        throw error;
+      },
+    ));
+  return rpcClientStorage(
+    async (message) => {
+      const opened = await open();
+      // Refused: this call fails with main's error.
+      if (typeof opened !== "string") return { ...opened, id: message.id };
+      return bridge.invoke({ client: opened, message });
+    },
+    {
+      kind: "electron",
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+      subscribe: (listener) =>
+        bridge.onPush((push) => {
+          if (push.client === client) listener(push.push);
+        }),
+    },
+  );
 }

@@ -7,11 +7,16 @@
 export const DEFAULT_CHANNEL = "sessionkit-storage";
 export const DEFAULT_BRIDGE_KEY = "sessionkitStorage";
 
-/** What the renderer sends through `invoke`: one rpc request (or batch), tagged with the port it comes from. */
-export interface BridgeEnvelope {
-  /** A random id per renderer port: each has its own state (locks, transfers, watches) in main. */
+/**
+ * What the renderer sends through `invoke`: `{ open: true }` asks main for a new client (one per
+ * renderer port, with its own locks, transfers and watches), answered with {@link BridgeOpened};
+ * then each rpc request (or batch) of that client, tagged with the id main gave it.
+ */
+export type BridgeEnvelope = { open: true } | { client: string; message: unknown };
+
+/** Main's answer to `{ open: true }` when it accepts: the new client's id, made by main. */
+export interface BridgeOpened {
   client: string;
-  message: unknown;
 }
 
 /** What main sends to the renderer unasked: a push for one of its ports. */
@@ -20,17 +25,30 @@ export interface BridgePush {
   push: unknown;
 }
 
+/** The webContents events the bridge follows to end a page's clients. */
+export type WebContentsEvent = "destroyed" | "did-navigate" | "render-process-gone" | "unresponsive" | "responsive";
+
 export interface WebContentsLike {
   readonly id: number;
   send(channel: string, ...args: unknown[]): void;
   isDestroyed(): boolean;
-  once(event: "destroyed", listener: () => void): unknown;
-  on(event: "did-navigate" | "render-process-gone" | "unresponsive" | "responsive", listener: (...args: unknown[]) => void): unknown;
-  off?(event: string, listener: (...args: unknown[]) => void): unknown;
+  on(event: WebContentsEvent, listener: (...args: unknown[]) => void): unknown;
+  off(event: WebContentsEvent, listener: (...args: unknown[]) => void): unknown;
+}
+
+/** A frame in main (Electron's `WebFrameMain`): the page or iframe a message came from. */
+export interface WebFrameMainLike {
+  readonly url: string;
+  /** The frame's origin, as Electron reports it (absent in Electron versions without it). */
+  readonly origin?: string;
+  /** The frame that embeds this one; null for a top-level frame. */
+  readonly parent: WebFrameMainLike | null;
 }
 
 export interface IpcMainInvokeEventLike {
   readonly sender: WebContentsLike;
+  /** The frame that sent the message; null once it has navigated away or been destroyed. */
+  readonly senderFrame: WebFrameMainLike | null;
 }
 
 export interface IpcMainLike {

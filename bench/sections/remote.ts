@@ -24,7 +24,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.le
 export async function benchRemote(runs: number): Promise<{ rows: Row[]; notes: string[] }> {
   const electron: number[] = [];
   const local: number[] = [];
-  const main = await startElectronMain();
+  const main = await startElectronMain({ writable: ["sessions/"] });
   try {
     for (let round = 0; round < runs; round++) {
       const { port } = await main.newRenderer();

@@ -5,9 +5,8 @@
  * file once `electron` is installed: its own types replace it.
  */
 declare module "electron" {
-  import type { serveStorageOverIpc, ServeOverIpcOptions } from "sessionkit/adapters/electron/main";
+  import type { serveStorageOverIpc } from "sessionkit/adapters/electron/main";
   import type { exposeStorageBridge } from "sessionkit/adapters/electron/preload";
-  type WebContents = Parameters<NonNullable<ServeOverIpcOptions["allow"]>>[0];
   export const ipcMain: Parameters<typeof serveStorageOverIpc>[0];
   export const ipcRenderer: Parameters<typeof exposeStorageBridge>[1];
   export const contextBridge: Parameters<typeof exposeStorageBridge>[0];
@@ -15,6 +14,5 @@ declare module "electron" {
   export class BrowserWindow {
     constructor(options: { width: number; height: number; webPreferences: { preload: string; contextIsolation: boolean; sandbox: boolean; nodeIntegration: boolean } });
     loadFile(file: string): Promise<void>;
-    readonly webContents: WebContents;
   }
 }

@@ -94,7 +94,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   },
   "./adapters/electron/main": {
     values: ["serveStorageOverIpc"],
-    types: ["IpcStorageServer", "ServeOverIpcOptions"],
+    types: ["IpcSender", "IpcStorageServer", "ServeOverIpcOptions"],
   },
   "./adapters/electron/preload": {
     values: ["exposeStorageBridge"],
