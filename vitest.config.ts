@@ -21,6 +21,7 @@ const SLOW_NODE_TESTS = [
   "test/node/package-exports.test.ts",
   "test/node/serve-api.test.ts",
   "test/node/serve-cli.test.ts",
+  "test/node/serve-limits.test.ts",
   "test/node/serve-suites.test.ts",
   "test/node/readme.test.ts",
   "test/node/differential.test.ts",

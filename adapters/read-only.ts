@@ -1,8 +1,8 @@
 /**
  * A StoragePort that refuses every change: appends, writes, truncations, removals and locks fail
- * with StorageError "read-only", except below the directories named in `except` (sessionkit's own
- * caches, mounted from elsewhere, stay writable on a served agent folder). Reads, listings,
- * watches and syncs go through: a sync changes no content.
+ * with StorageError "read-only", except below the directories named in `except` (what `sessionkit
+ * serve` itself may write on a read-only store: its caches under `.sessionkit/`; its clients get
+ * no exception). Reads, listings, watches and syncs go through: a sync changes no content.
  */
 import { StorageError, type StorageLock, type StoragePort } from "../src/port.js";
 import { isAtOrBelow } from "./kit/watchers.js";

@@ -27,7 +27,9 @@ export type StorageErrorCode =
   /** A change refused because the storage is served read-only. */
   | "read-only"
   /** A path the storage's path policy does not expose. */
-  | "forbidden";
+  | "forbidden"
+  /** A server's cap on one client's work (batch size, bytes held for it, staged bytes) was reached; nothing was done. */
+  | "limit";
 
 /**
  * An error whose `code`, one of a closed set, says what kind of failure it is: the base of

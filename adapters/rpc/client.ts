@@ -14,6 +14,7 @@ import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type Fil
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
   DEFAULT_CHUNK_BYTES,
+  MAX_BATCH_REQUESTS,
   RPC_PROTOCOL,
   errorFromResponse,
   invalidMessage,
@@ -311,11 +312,11 @@ class RpcClient implements RpcStorage {
 
   /**
    * Collects the requests of this turn into one message, posted at the end of the turn (or as
-   * soon as the next request would take it past `chunkBytes` of payload).
+   * soon as the next request would take it past `chunkBytes` of payload or MAX_BATCH_REQUESTS).
    */
   private enqueue(endpoint: MessageEndpoint, request: RpcRequest): void {
     const bytes = payloadBound(request.call);
-    if (this.outbox && this.outbox.bytes + bytes > this.chunkBytes) this.postOutbox(endpoint);
+    if (this.outbox && (this.outbox.bytes + bytes > this.chunkBytes || this.outbox.requests.length === MAX_BATCH_REQUESTS)) this.postOutbox(endpoint);
     if (!this.outbox) {
       const outbox: Outbox = { requests: [], bytes: 0 };
       this.outbox = outbox;

@@ -41,8 +41,8 @@ export function encodeFrame(message: unknown): Uint8Array {
   return frame;
 }
 
-/** The message a frame holds; StorageError "invalid" for anything that is not a well-formed frame. */
-export function decodeFrame(frame: Uint8Array): unknown {
+/** The message a frame holds; StorageError "invalid" for anything that is not a well-formed frame of an object. */
+export function decodeFrame(frame: Uint8Array): object {
   if (frame.length < HEADER_BYTES) throw invalid(`${frame.length} bytes, shorter than its header`);
   const jsonLength = new DataView(frame.buffer, frame.byteOffset, frame.byteLength).getUint32(0);
   if (HEADER_BYTES + jsonLength > frame.length) throw invalid(`its JSON part (${jsonLength} bytes) runs past its end (${frame.length} bytes)`);
@@ -53,8 +53,9 @@ export function decodeFrame(frame: Uint8Array): unknown {
   } catch {
     throw invalid("its JSON part is not UTF-8");
   }
+  let message: unknown;
   try {
-    return JSON.parse(text, (_key, value: unknown) => {
+    message = JSON.parse(text, (_key, value: unknown) => {
       if (typeof value !== "object" || value === null || !(BYTES_KEY in value)) return value;
       const range = (value as Record<string, unknown>)[BYTES_KEY];
       const [offset, length] = Array.isArray(range) ? range : [];
@@ -67,6 +68,9 @@ export function decodeFrame(frame: Uint8Array): unknown {
     if (error instanceof StorageError) throw error;
     throw invalid(`its JSON part does not parse (${(error as Error).message})`);
   }
+  // Every rpc message is an object: a bare null, number, string or array is no message.
+  if (typeof message !== "object" || message === null || Array.isArray(message)) throw invalid(`its JSON part is ${Array.isArray(message) ? "an array" : message === null ? "null" : `a ${typeof message}`}, not an object`);
+  return message;
 }
 
 function invalid(detail: string): StorageError {

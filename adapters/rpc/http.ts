@@ -62,7 +62,7 @@ const FETCH_READ_BYTES = 256 << 10;
 /** A range read ahead is used for at most this long after it was asked for. */
 const READ_AHEAD_FRESH_MS = 2000;
 
-const CODE_OF_STATUS: Record<number, StorageErrorCode> = { 400: "invalid", 403: "forbidden", 404: "not-found", 501: "unsupported", 507: "quota" };
+const CODE_OF_STATUS: Record<number, StorageErrorCode> = { 400: "invalid", 403: "forbidden", 404: "not-found", 429: "limit", 501: "unsupported", 507: "quota" };
 
 /**
  * A StoragePort for a store that `sessionkit serve` serves, in browsers and in Node: calls go over

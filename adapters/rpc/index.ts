@@ -15,5 +15,6 @@ export {
   type ConnectOptions,
   type ServeStorageOptions,
   type StorageServer,
+  type StorageServerLimits,
   type StorageServerOptions,
 } from "./server.js";

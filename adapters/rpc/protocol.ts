@@ -76,7 +76,10 @@ export const requestSchema = z.object({
  */
 export type RpcRequest = z.infer<typeof requestSchema>;
 
-/** Requests sent as one message; the server calls the port for each in order. */
+/** Most requests a client puts in one batch: what a server must accept (`sessionkit serve` refuses more with "limit"). */
+export const MAX_BATCH_REQUESTS = 64;
+
+/** Requests sent as one message (at most MAX_BATCH_REQUESTS); the server calls the port for each in order. */
 export interface RpcRequestBatch {
   protocol: typeof RPC_PROTOCOL;
   requests: unknown[];
@@ -122,7 +125,7 @@ export type RpcPush = z.infer<typeof pushSchema>;
 
 export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
 
-const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden"]);
+const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden", "limit"]);
 
 export const responseSchema = z.discriminatedUnion("ok", [
   z.object({ protocol: z.literal(RPC_PROTOCOL), id: z.number().check(z.int()), ok: z.literal(true), result: z.unknown() }),

@@ -24,6 +24,7 @@ import {
   requestBatchSchema,
   requestSchema,
   type RpcCall,
+  type RpcOp,
   type RpcPush,
   type RpcResponse,
   type RpcResponseBatch,
@@ -33,13 +34,36 @@ import {
 const STAGED_TTL_MS = 120_000;
 /** How long changes are gathered before one push carries them. */
 const PUSH_GATHER_MS = 5;
+/** Stands in an error message for an absolute path of the server's that no `hostPaths` entry maps. */
+const HIDDEN_PATH = "<server path>";
+
+/**
+ * Caps on what one client may make the server hold or do at once. Each is unbounded unless set
+ * (`sessionkit serve` sets them all: adapters/server/server.ts). A request over a cap fails with
+ * StorageError "limit"; the client's other requests, and other clients, go on.
+ */
+export interface StorageServerLimits {
+  /** Requests in one batch message; a longer batch is refused as a whole, each of its requests with "limit". */
+  maxBatchRequests?: number;
+  /** Port calls of one client under way at once; later ones wait their turn, in the order they came. */
+  maxCallsInFlight?: number;
+  /**
+   * Bytes of reads one client's connection holds: snapshots it has not pulled yet (`readMore`) and
+   * replies not yet handed to its transport. A read that would take it past this fails with
+   * "limit" (a file larger than this, read in one call, too); transports stop taking the client's
+   * messages while this much of its replies is unsent.
+   */
+  maxHeldBytes?: number;
+  /** Bytes of uploads (`stage`) one client holds before committing them; a piece past this fails with "limit" and drops its upload. */
+  maxStagedBytes?: number;
+}
 
 /**
  * What a storage server lets its clients do: everything by default. The server serves `port`
  * through `readOnlyStorage` and `scopedStorage` (adapters/read-only.ts, adapters/scoped.ts) as they ask.
  */
 export interface StorageServerOptions {
-  /** Refuse every call that would change the store (and locks) with StorageError "read-only". */
+  /** Refuse every call that would change the store (locks and `stage` too) with StorageError "read-only". */
   readOnly?: boolean;
   /**
    * The only paths clients may touch: these directories (storage paths, e.g. ["sessions", "blobs"])
@@ -48,10 +72,19 @@ export interface StorageServerOptions {
    */
   paths?: readonly string[];
   /**
-   * In a read-only server, the directories clients may still change (e.g. ".sessionkit", where
-   * listing catalogs and search indexes live, mounted from a cache elsewhere). Default none.
+   * With `readOnly`: directories (storage paths) below which clients may still change files, and
+   * may then `stage` (an Electron app's opt-in writable folders). Default none.
    */
   writablePaths?: readonly string[];
+  /** Caps on each client's work; default none. */
+  limits?: StorageServerLimits;
+  /**
+   * Directories of the server's file system, each with the storage path it holds ("" for the
+   * store's root, ".sessionkit" for a mounted cache): error messages sent to clients name the
+   * storage path instead. Any other absolute path in a message (one the client did not send) is
+   * replaced by "<server path>". Default none (only that replacement).
+   */
+  hostPaths?: Readonly<Record<string, string>>;
 }
 
 /** Options of {@link StorageServer.connect}: where the client's pushes go, and its lease. */
@@ -73,6 +106,8 @@ export interface StorageServer {
   readonly port: StoragePort;
   /** True when changes are refused (`readOnly` option). */
   readonly readOnly: boolean;
+  /** The caps on each client (`limits` option; Infinity where unset), for transports to apply too. */
+  readonly limits: Readonly<Required<StorageServerLimits>>;
   /** A new client: its locks, transfers and watches are its own, released when it ends. */
   connect(options?: ConnectOptions): ClientConnection;
   /** Ends every connection (their locks are released). The port stays open: its owner closes it. */
@@ -104,16 +139,22 @@ export interface ClientConnection {
 export function createStorageServer(port: StoragePort, options: StorageServerOptions = {}): StorageServer {
   const readOnly = options.readOnly ?? false;
   const scoped = options.paths === undefined ? port : scopedStorage(port, { paths: options.paths });
-  const served = readOnly ? readOnlyStorage(scoped, { except: options.writablePaths ?? [] }) : scoped;
-  // Staging only buffers bytes for a later write, which the port checks; with no writable path
-  // at all it is refused at once.
-  const mayStage = !readOnly || (options.writablePaths ?? []).length > 0;
+  const writablePaths = options.writablePaths ?? [];
+  const served = readOnly ? readOnlyStorage(scoped, { except: writablePaths }) : scoped;
+  const limits = {
+    maxBatchRequests: options.limits?.maxBatchRequests ?? Infinity,
+    maxCallsInFlight: options.limits?.maxCallsInFlight ?? Infinity,
+    maxHeldBytes: options.limits?.maxHeldBytes ?? Infinity,
+    maxStagedBytes: options.limits?.maxStagedBytes ?? Infinity,
+  };
+  const policy: Policy = { kind: port.kind, mayStage: !readOnly || writablePaths.length > 0, limits, hidePaths: pathHider(options.hostPaths ?? {}) };
   const connections = new Set<Connection>();
   return {
     port,
     readOnly,
+    limits,
     connect(connectOptions = {}) {
-      const connection = new Connection(served, port.kind, mayStage, connectOptions, () => connections.delete(connection));
+      const connection = new Connection(served, policy, connectOptions, () => connections.delete(connection));
       connections.add(connection);
       return connection;
     },
@@ -121,6 +162,17 @@ export function createStorageServer(port: StoragePort, options: StorageServerOpt
       await Promise.all([...connections].map((connection) => connection.close("the storage server closed")));
     },
   };
+}
+
+/** What every connection of one server shares. */
+interface Policy {
+  /** The kind of the port underneath, as messages name it. */
+  kind: string;
+  /** Whether clients may upload staged bytes: the store, or some paths of it, take changes. */
+  mayStage: boolean;
+  limits: Required<StorageServerLimits>;
+  /** An error message as a client may see it: no absolute path of the server's. */
+  hidePaths: (message: string) => string;
 }
 
 interface ReadTransfer {
@@ -135,6 +187,9 @@ interface Upload {
   touchedMs: number;
 }
 
+/** Calls that need no port call of their own: they run at once, outside the in-flight cap. */
+const UNGATED_OPS = new Set<RpcOp>(["readMore", "stage", "renew", "close"]);
+
 class Connection implements ClientConnection {
   private readonly reads = new Map<string, ReadTransfer>();
   private readonly uploads = new Map<string, Upload>();
@@ -145,13 +200,21 @@ class Connection implements ClientConnection {
   /** Paths gathered per watch until the next push. */
   private readonly pendingPushes = new Map<string, Set<string>>();
   private pushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Bytes of reads held: snapshots not pulled yet, and read data in replies not returned yet. */
+  private heldBytes = 0;
+  /** Bytes the reads under way may still bring (each read's share of maxHeldBytes). */
+  private reservedBytes = 0;
+  /** Bytes of the uploads staged so far. */
+  private stagedBytes = 0;
+  /** Port calls under way. */
+  private callsInFlight = 0;
+  /** Port calls waiting their turn, oldest first: each starts (returns true) or keeps waiting (false). */
+  private readonly waiting: (() => boolean)[] = [];
 
   constructor(
     /** The served port, its read-only and path policies applied. */
     private readonly port: StoragePort,
-    /** The kind of the port underneath, as messages name it. */
-    private readonly kind: string,
-    private readonly mayStage: boolean,
+    private readonly policy: Policy,
     private readonly options: ConnectOptions,
     private readonly onClosed: () => void,
   ) {
@@ -167,29 +230,24 @@ class Connection implements ClientConnection {
   }
 
   async handle(request: unknown): Promise<RpcResponse> {
-    const parsed = requestSchema.safeParse(request);
-    if (!parsed.success) {
-      // Echoed only when the reply can carry it (the protocol takes safe integers).
-      const id = isRpcMessage(request) && Number.isSafeInteger(request.id) ? (request.id as number) : null;
-      return errorResponse(id, invalidMessage("storage request", parsed.error));
-    }
-    const { id, call } = parsed.data;
-    if (this.endReason !== undefined) return errorResponse(id, new StorageError("io", `${call.op}: ${this.endReason}`));
-    this.renewLease();
-    this.dropStale(Date.now());
-    try {
-      return { protocol: RPC_PROTOCOL, id, ok: true, result: await this.perform(call) };
-    } catch (error) {
-      return errorResponse(id, asStorageError(error, call));
-    }
+    const { response, replyBytes } = await this.answer(request);
+    this.heldBytes -= replyBytes;
+    return response;
   }
 
   async handleBatch(message: unknown): Promise<RpcResponseBatch | RpcResponse> {
     const batch = requestBatchSchema.safeParse(message);
     if (!batch.success) return errorResponse(null, invalidMessage("storage request batch", batch.error));
+    const { requests } = batch.data;
+    const { maxBatchRequests } = this.policy.limits;
+    if (requests.length > maxBatchRequests) {
+      const refused = new StorageError("limit", `a batch of ${requests.length} requests is over this server's limit of ${maxBatchRequests}`);
+      return { protocol: RPC_PROTOCOL, responses: requests.map((request) => errorResponse(requestId(request), refused)) };
+    }
     // Each port call starts before the next request is looked at, so calls keep their order.
-    const responses = await Promise.all(batch.data.requests.map((request) => this.handle(request)));
-    return { protocol: RPC_PROTOCOL, responses };
+    const answers = await Promise.all(requests.map((request) => this.answer(request)));
+    for (const { replyBytes } of answers) this.heldBytes -= replyBytes;
+    return { protocol: RPC_PROTOCOL, responses: answers.map(({ response }) => response) };
   }
 
   async close(reason = "the storage connection is closed"): Promise<void> {
@@ -198,8 +256,12 @@ class Connection implements ClientConnection {
     clearTimeout(this.leaseTimer);
     clearTimeout(this.pushTimer);
     this.onClosed();
+    for (const transfer of this.reads.values()) this.heldBytes -= transfer.data.length;
     this.reads.clear();
     this.uploads.clear();
+    this.stagedBytes = 0;
+    // Calls still waiting their turn fail now (each start sees the connection ended).
+    for (const start of this.waiting.splice(0)) start();
     const locks = [...this.locks.values()];
     this.locks.clear();
     const watches = [...this.watches.values()];
@@ -211,6 +273,75 @@ class Connection implements ClientConnection {
     this.options.onEnd?.(reason);
   }
 
+  /** The response to one request, and the bytes of read data in it (held until the caller returns it). */
+  private async answer(request: unknown): Promise<{ response: RpcResponse; replyBytes: number }> {
+    const parsed = requestSchema.safeParse(request);
+    if (!parsed.success) return { response: errorResponse(requestId(request), invalidMessage("storage request", parsed.error)), replyBytes: 0 };
+    const { id, call } = parsed.data;
+    if (this.endReason !== undefined) return { response: errorResponse(id, new StorageError("io", `${call.op}: ${this.endReason}`)), replyBytes: 0 };
+    this.renewLease();
+    this.dropStale(Date.now());
+    try {
+      const result = UNGATED_OPS.has(call.op) ? await this.perform(call, Infinity) : await this.inTurn(call, (share) => this.perform(call, share));
+      const data = (result as { data?: unknown } | null)?.data;
+      return { response: { protocol: RPC_PROTOCOL, id, ok: true, result }, replyBytes: data instanceof Uint8Array ? data.length : 0 };
+    } catch (error) {
+      return { response: errorResponse(id, this.shown(asStorageError(error, call))), replyBytes: 0 };
+    }
+  }
+
+  /** `error` as the client may see it: its message without the server's absolute paths. */
+  private shown(error: StorageError): StorageError {
+    // An "invalid" error is about what the client sent: its own paths stay as it wrote them.
+    const message = error.code === "invalid" ? error.message : this.policy.hidePaths(error.message);
+    return message === error.message ? error : new StorageError(error.code, message, error.path === undefined ? undefined : { path: error.path });
+  }
+
+  /**
+   * Runs a port call in its turn: calls start in the order they came, at most maxCallsInFlight at
+   * once, and a read only when its share of maxHeldBytes is free of other reads under way.
+   * `run` gets that share (Infinity without a cap).
+   */
+  private inTurn<T>(call: RpcCall, run: (share: number) => Promise<T>): Promise<T> {
+    const { maxCallsInFlight, maxHeldBytes } = this.policy.limits;
+    return new Promise<T>((resolve, reject) => {
+      const start = (): boolean => {
+        if (this.endReason !== undefined) {
+          reject(new StorageError("io", `${call.op}: ${this.endReason}`));
+          return true;
+        }
+        if (this.callsInFlight >= maxCallsInFlight) return false;
+        let share = Infinity;
+        if (call.op === "read" && maxHeldBytes !== Infinity) {
+          const free = maxHeldBytes - this.heldBytes;
+          if (free <= 0) {
+            reject(new StorageError("limit", `read refused: this client holds ${this.heldBytes} bytes of reads (its limit: ${maxHeldBytes}); pull them (readMore) first`, { path: call.path }));
+            return true;
+          }
+          // A read of unknown size takes all that is free: it waits for the reads under way.
+          share = Math.min(call.range?.length ?? Infinity, free);
+          if (this.reservedBytes + share > free) return false;
+          this.reservedBytes += share;
+        }
+        this.callsInFlight++;
+        const reserved = Number.isFinite(share) ? share : 0;
+        run(share)
+          .then(resolve, reject)
+          .finally(() => {
+            this.callsInFlight--;
+            this.reservedBytes -= reserved;
+            this.startWaiting();
+          });
+        return true;
+      };
+      if (this.waiting.length > 0 || !start()) this.waiting.push(start);
+    });
+  }
+
+  private startWaiting(): void {
+    while (this.waiting.length > 0 && this.waiting[0]!()) this.waiting.shift();
+  }
+
   private renewLease(): void {
     const { leaseMs } = this.options;
     if (leaseMs === undefined) return;
@@ -219,41 +350,64 @@ class Connection implements ClientConnection {
     (this.leaseTimer as { unref?(): void }).unref?.();
   }
 
-  private async perform(call: RpcCall): Promise<unknown> {
+  /** Performs one call; a read brings at most `share` bytes (more fails with "limit"). */
+  private async perform(call: RpcCall, share: number): Promise<unknown> {
     const { port } = this;
     switch (call.op) {
       case "read": {
-        const data = await port.read(call.path, call.range);
+        // Asked for one byte more than its share, the port shows a file that does not fit without reading all of it.
+        const capped = share < (call.range?.length ?? Infinity);
+        const data = await port.read(call.path, capped ? { offset: call.range?.offset ?? 0, length: share + 1 } : call.range);
         if (data === null) return null;
-        if (data.length <= call.maxBytes) return { data, size: data.length };
+        if (capped && data.length > share) {
+          throw new StorageError("limit", `read refused: ${call.path} holds more than the ${share} bytes this client may still be sent at once (its limit: ${this.policy.limits.maxHeldBytes})`, { path: call.path });
+        }
+        if (data.length <= call.maxBytes) {
+          this.heldBytes += data.length;
+          return { data, size: data.length };
+        }
         // A snapshot, so the pieces the client pulls all come from this one read.
         const transferId = crypto.randomUUID();
         this.reads.set(transferId, { data, maxBytes: call.maxBytes, touchedMs: Date.now() });
-        return { data: data.slice(0, call.maxBytes), size: data.length, transferId };
+        const first = data.slice(0, call.maxBytes);
+        this.heldBytes += data.length + first.length;
+        return { data: first, size: data.length, transferId };
       }
       case "readMore": {
         const transfer = this.reads.get(call.transferId);
         if (!transfer) throw new StorageError("invalid", `unknown or expired read transfer ${call.transferId}`);
         transfer.touchedMs = Date.now();
         const end = call.offset + transfer.maxBytes;
-        if (end >= transfer.data.length) this.reads.delete(call.transferId);
+        if (end >= transfer.data.length) {
+          this.reads.delete(call.transferId);
+          this.heldBytes -= transfer.data.length;
+        }
         // slice, not subarray: a view would clone the whole snapshot buffer into the message.
-        return { data: transfer.data.slice(call.offset, end) };
+        const piece = transfer.data.slice(call.offset, end);
+        this.heldBytes += piece.length;
+        return { data: piece };
       }
       case "stat":
         return port.stat(call.path);
       case "list":
         return port.list(call.dir);
       case "stage": {
-        if (!this.mayStage) throw new StorageError("read-only", "stage refused: the store is served read-only");
+        // Staging only buffers bytes for a later write: a read-only server has no use for them.
+        if (!this.policy.mayStage) throw new StorageError("read-only", "stage refused: the store is served read-only");
         const upload = this.uploads.get(call.transferId) ?? { parts: [], size: 0, touchedMs: 0 };
         if (call.offset !== upload.size) {
-          this.uploads.delete(call.transferId);
+          this.dropUpload(call.transferId);
           throw new StorageError("invalid", `staged piece at ${call.offset} where ${upload.size} was expected`);
+        }
+        const { maxStagedBytes } = this.policy.limits;
+        if (this.stagedBytes + call.data.length > maxStagedBytes) {
+          this.dropUpload(call.transferId);
+          throw new StorageError("limit", `stage refused: ${this.stagedBytes + call.data.length} bytes staged would be over this server's limit of ${maxStagedBytes}`);
         }
         upload.parts.push(call.data);
         upload.size += call.data.length;
         upload.touchedMs = Date.now();
+        this.stagedBytes += call.data.length;
         this.uploads.set(call.transferId, upload);
         return null;
       }
@@ -270,11 +424,11 @@ class Connection implements ClientConnection {
         await port.remove(call.path);
         return null;
       case "sync":
-        if (!port.sync) throw new StorageError("unsupported", `the ${this.kind} port has no sync`, { path: call.path });
+        if (!port.sync) throw new StorageError("unsupported", `the ${this.policy.kind} port has no sync`, { path: call.path });
         await port.sync(call.path);
         return null;
       case "acquireLock": {
-        if (!port.acquireLock) throw new StorageError("unsupported", `the ${this.kind} port has no locks`, { path: call.key });
+        if (!port.acquireLock) throw new StorageError("unsupported", `the ${this.policy.kind} port has no locks`, { path: call.key });
         const lock = await port.acquireLock(call.key);
         if (this.endReason !== undefined) {
           // The client went away while the lock was being taken: nobody would ever release it.
@@ -311,7 +465,7 @@ class Connection implements ClientConnection {
   private async watch(watchId: string, dir: string): Promise<null> {
     const { push } = this.options;
     if (!push) throw new StorageError("unsupported", "this connection carries no pushes: watch is not available", { path: dir });
-    if (!this.port.watch) throw new StorageError("unsupported", `the ${this.kind} port cannot watch`, { path: dir });
+    if (!this.port.watch) throw new StorageError("unsupported", `the ${this.policy.kind} port cannot watch`, { path: dir });
     if (this.watches.has(watchId)) throw new StorageError("invalid", `watch ${watchId} already exists`);
     const started = this.port.watch(dir, (path) => this.gather(watchId, path));
     this.watches.set(
@@ -351,7 +505,7 @@ class Connection implements ClientConnection {
   private contentBytes(content: Extract<RpcCall, { op: "append" }>["content"]): Uint8Array {
     if (content.kind === "inline") return content.data;
     const upload = this.uploads.get(content.transferId);
-    this.uploads.delete(content.transferId);
+    this.dropUpload(content.transferId);
     if (!upload || upload.size !== content.size) {
       throw new StorageError("invalid", `staged upload ${content.transferId} has ${upload?.size ?? 0} of ${content.size} bytes`);
     }
@@ -364,11 +518,43 @@ class Connection implements ClientConnection {
     return data;
   }
 
-  private dropStale(nowMs: number): void {
-    for (const transfers of [this.reads, this.uploads]) {
-      for (const [id, transfer] of transfers) if (nowMs - transfer.touchedMs > STAGED_TTL_MS) transfers.delete(id);
-    }
+  private dropUpload(transferId: string): void {
+    this.stagedBytes -= this.uploads.get(transferId)?.size ?? 0;
+    this.uploads.delete(transferId);
   }
+
+  private dropStale(nowMs: number): void {
+    for (const [id, transfer] of this.reads) {
+      if (nowMs - transfer.touchedMs <= STAGED_TTL_MS) continue;
+      this.reads.delete(id);
+      this.heldBytes -= transfer.data.length;
+    }
+    for (const [id, upload] of this.uploads) if (nowMs - upload.touchedMs > STAGED_TTL_MS) this.dropUpload(id);
+  }
+}
+
+/** The id of a request, when it carries one a reply can echo (the protocol takes safe integers). */
+function requestId(request: unknown): number | null {
+  return isRpcMessage(request) && Number.isSafeInteger(request.id) ? (request.id as number) : null;
+}
+
+/**
+ * Rewrites the server's absolute paths in a message: those at or below a directory of `hostPaths`
+ * as the storage paths they are, any other as HIDDEN_PATH (a POSIX "/a/b" or a Windows "C:\\a"
+ * after a space, quote, parenthesis or "=", or at the start).
+ */
+function pathHider(hostPaths: Readonly<Record<string, string>>): (message: string) => string {
+  const rewrites = Object.entries(hostPaths)
+    .map(([dir, storagePath]) => [dir.replace(/[\\/]+$/, ""), storagePath] as const)
+    .filter(([dir]) => dir !== "")
+    // Longest first: a cache directory may lie inside the store's root.
+    .sort(([a], [b]) => b.length - a.length)
+    .map(([dir, storagePath]) => {
+      // The directory itself, or followed by a separator (consumed), never a longer name ("/a" in "/ab").
+      const pattern = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?:([\\\\/])|(?=[\\s'"\`)]|$))`, "g");
+      return (text: string) => text.replace(pattern, (_match, separator?: string) => (separator === undefined ? storagePath || "." : storagePath === "" ? "" : `${storagePath}/`));
+    });
+  return (message) => rewrites.reduce((text, rewrite) => rewrite(text), message).replace(/(^|[\s'"`(=])(?:\/(?!\/)|[A-Za-z]:\\)[^\s'"`)]*/g, `$1${HIDDEN_PATH}`);
 }
 
 /** Options of {@link serveStorage}. */

@@ -24,6 +24,7 @@ export const STATUS_OF: Record<StorageErrorCode, number> = {
   invalid: 400,
   "read-only": 403,
   forbidden: 403,
+  limit: 429,
 };
 
 /** Sent with every answer: nothing is sniffed, framed, cached or told where it came from. */

@@ -58,24 +58,29 @@ export function routes(options: { stores: ReadonlyMap<string, ServedStore>; read
 async function oneShotRpc(request: IncomingMessage, response: ServerResponse, store: ServedStore, maxMessageBytes: number): Promise<void> {
   allowMethods(request, ["POST"]);
   const body = await readBody(request, maxMessageBytes);
-  let message: unknown;
+  let message: object;
   try {
     message = decodeFrame(body);
   } catch (error) {
     throw new HttpError(400, (error as Error).message);
   }
-  const singles = Array.isArray((message as { requests?: unknown })?.requests) ? ((message as { requests: unknown[] }).requests) : [message];
+  const singles = Array.isArray((message as { requests?: unknown }).requests) ? ((message as { requests: unknown[] }).requests) : [message];
   const needsConnection = singles.find((single) => CONNECTION_OPS.has(String((single as { call?: { op?: unknown } } | null)?.call?.op)));
   if (needsConnection) throw new HttpError(400, `${String((needsConnection as { call: { op: unknown } }).call.op)} needs a connection: use the WebSocket at the same path`);
   const connection = store.server.connect();
   try {
-    const answer: RpcResponse | RpcResponseBatch = "requests" in (message as object) ? await connection.handleBatch(message) : await connection.handle(message);
-    const status = "ok" in answer && !answer.ok ? STATUS_OF[answer.error.code] : 200;
+    const answer: RpcResponse | RpcResponseBatch = "requests" in message ? await connection.handleBatch(message) : await connection.handle(message);
+    const status = "ok" in answer ? (answer.ok ? 200 : STATUS_OF[answer.error.code]) : refusedAsWhole(answer) ? STATUS_OF.limit : 200;
     response.writeHead(status, { "Content-Type": FRAME_CONTENT_TYPE, ...securityHeaders });
     response.end(encodeFrame(answer));
   } finally {
     await connection.close();
   }
+}
+
+/** A batch the server refused for its size: every request in it failed with "limit". */
+function refusedAsWhole(batch: RpcResponseBatch): boolean {
+  return batch.responses.length > 0 && batch.responses.every((response) => !response.ok && response.error.code === "limit");
 }
 
 /** GET …/files/<path>: the bytes, streamed in pieces; `Range: bytes=a-b` gives part of them. */
@@ -133,7 +138,13 @@ async function sendFile(request: IncomingMessage, response: ServerResponse, stor
 /** GET …/changes?dir=D: Server-Sent Events, one `{"paths":[…]}` per batch of changes. */
 async function changeStream(request: IncomingMessage, response: ServerResponse, store: ServedStore, dir: string): Promise<void> {
   allowMethods(request, ["GET"]);
-  const connection = store.server.connect({ push: (push) => response.write(`data: ${JSON.stringify({ paths: push.paths })}\n\n`) });
+  const connection = store.server.connect({
+    push: (push) => {
+      // A client that does not take its events is dropped once they would pile up past its cap.
+      if (response.writableLength > store.server.limits.maxHeldBytes) return void response.destroy();
+      response.write(`data: ${JSON.stringify({ paths: push.paths })}\n\n`);
+    },
+  });
   const answer = await connection.handle({ protocol: RPC_PROTOCOL, id: 1, call: { op: "watch", watchId: "changes", dir } });
   if (!answer.ok) {
     await connection.close();

@@ -12,7 +12,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import nodePath from "node:path";
 import type { Duplex } from "node:stream";
 import type { StoragePort } from "../../src/port.js";
-import { createStorageServer } from "../rpc/server.js";
+import { MAX_BATCH_REQUESTS } from "../rpc/protocol.js";
+import { createStorageServer, type StorageServerLimits } from "../rpc/server.js";
 import { admission, checkedOrigin, preflight } from "./auth.js";
 import { fail } from "./http.js";
 import { routes, type ServedStore } from "./routes.js";
@@ -31,8 +32,11 @@ export interface ServerStore {
   agent?: string;
   /** The store holds sample sessions, not the user's. */
   samples?: boolean;
-  /** On a read-only server, directories that stay writable (sessionkit's caches kept outside the agent's folder). */
-  writablePaths?: readonly string[];
+  /**
+   * Directories of this machine the store's files are in, each with the storage path it holds:
+   * error messages name the storage paths instead. Default: `root` as "" when it is an absolute path.
+   */
+  hostPaths?: Readonly<Record<string, string>>;
 }
 
 export interface ServerOptions {
@@ -53,6 +57,8 @@ export interface ServerOptions {
   leaseMs?: number;
   /** The largest request body or WebSocket message; default 16 MiB. */
   maxMessageBytes?: number;
+  /** Caps on each client's work (createStorageServer's `limits`); each one not given is DEFAULT_LIMITS's. */
+  limits?: StorageServerLimits;
 }
 
 export interface RunningServer {
@@ -75,6 +81,20 @@ const DEFAULT_PORT = 4174;
 const DEFAULT_LEASE_MS = 10_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
 
+/**
+ * Caps on each client (a WebSocket, one POST, one GET): what a client that asks for too much makes
+ * the server hold. Measured under the attacks of test/node/serve-limits.test.ts (docs/serve.md).
+ */
+export const DEFAULT_LIMITS: Readonly<Required<StorageServerLimits>> = {
+  /** What rpcClientStorage sends at most. */
+  maxBatchRequests: MAX_BATCH_REQUESTS,
+  maxCallsInFlight: 8,
+  /** Room for the 16 MiB a GET of a file reads in one port call, and more. */
+  maxHeldBytes: 32 << 20,
+  /** The largest write a client can make (staged in pieces, then committed at once). */
+  maxStagedBytes: 64 << 20,
+};
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
   const token = options.token ?? randomBytes(32).toString("base64url");
@@ -84,7 +104,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stores = new Map<string, ServedStore & { storage: StoragePort }>();
   for (const store of options.stores) {
     const id = storeId(store.root, stores);
-    const server = createStorageServer(store.storage, { readOnly, paths: SERVED_PATHS, writablePaths: store.writablePaths ?? [] });
+    const hostPaths = store.hostPaths ?? (nodePath.isAbsolute(store.root) ? { [store.root]: "" } : {});
+    const server = createStorageServer(store.storage, { readOnly, paths: SERVED_PATHS, limits: { ...DEFAULT_LIMITS, ...options.limits }, hostPaths });
     stores.set(id, { id, label: store.label ?? store.root, agent: store.agent, samples: store.samples ?? false, root: store.root, storage: store.storage, server });
   }
 

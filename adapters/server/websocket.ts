@@ -28,10 +28,43 @@ export function rpcSockets(options: { stores: ReadonlyMap<string, ServedStore>; 
 
   const serveSocket = (ws: WebSocket, store: ServedStore): void => {
     clients.add(ws);
+    const { maxHeldBytes, maxBatchRequests } = store.server.limits;
+    /** Messages received but not handed to the connection yet (the socket is paused meanwhile). */
+    const waiting: Uint8Array[] = [];
+    /** Requests handed to the connection and not answered yet, and the bytes of their messages. */
+    let requestsUnderWay = 0;
+    let bytesUnderWay = 0;
+    // Backpressure: while the client leaves its replies unread, or has this much under way, the
+    // server takes no more of its messages (and stops reading its socket).
+    const congested = () => ws.bufferedAmount > maxHeldBytes || bytesUnderWay > maxHeldBytes || requestsUnderWay >= maxBatchRequests;
+    const pump = () => {
+      while (waiting.length > 0 && !congested()) dispatch(waiting.shift()!);
+      if (waiting.length > 0 || congested()) ws.pause();
+      else ws.resume();
+    };
     const send = (message: unknown) => {
-      if (ws.readyState === ws.OPEN) ws.send(encodeFrame(message));
+      if (ws.readyState === ws.OPEN) ws.send(encodeFrame(message), pump);
     };
     const connection: ClientConnection = store.server.connect({ push: send });
+    const dispatch = (frame: Uint8Array) => {
+      let message: object;
+      try {
+        message = decodeFrame(frame);
+      } catch (error) {
+        return send(errorResponse(null, error as StorageError));
+      }
+      const requests = (message as { requests?: unknown }).requests;
+      const count = Array.isArray(requests) ? requests.length : 1;
+      requestsUnderWay += count;
+      bytesUnderWay += frame.length;
+      const answering = requests !== undefined ? connection.handleBatch(message) : connection.handle(message);
+      void answering.then((answer) => {
+        requestsUnderWay -= count;
+        bytesUnderWay -= frame.length;
+        send(answer);
+        pump();
+      });
+    };
     // The lease: a client that answers no ping for `leaseMs` is gone (crashed, frozen, cut off).
     let answered = true;
     ws.on("pong", () => (answered = true));
@@ -42,14 +75,8 @@ export function rpcSockets(options: { stores: ReadonlyMap<string, ServedStore>; 
     }, leaseMs / 2);
     ws.on("message", (data, isBinary) => {
       if (!isBinary) return ws.close(1003, "the storage rpc speaks binary frames");
-      let message: unknown;
-      try {
-        message = decodeFrame(toBytes(data));
-      } catch (error) {
-        return send(errorResponse(null, error as StorageError));
-      }
-      const answering = (message as { requests?: unknown } | null)?.requests !== undefined ? connection.handleBatch(message) : connection.handle(message);
-      void answering.then(send);
+      waiting.push(toBytes(data));
+      pump();
     });
     // A message over maxPayload, a bad frame: ws reports it here and closes the socket (1009, 1002).
     ws.on("error", () => {});

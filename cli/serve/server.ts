@@ -1,9 +1,11 @@
 /**
  * `sessionkit serve`'s stores and viewer, wired to the HTTP server of adapters/server (the server
  * half of adapters/rpc/HTTP-API.md): a store directory is served through node-fs, its
- * `.sessionkit/` mounted from the user's cache directory when given, with the viewer's pages
- * under their Content Security Policy.
+ * `.sessionkit/` mounted from the user's cache directory when given (and kept by the server
+ * itself when read-only: cache-keeper.ts), with the viewer's pages under their Content Security
+ * Policy.
  */
+import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { mountedStorage } from "../../adapters/mounted.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
@@ -11,6 +13,7 @@ import { startServer, type RunningServer, type ServerOptions, type ServerStore }
 import type { StoragePort } from "../../src/port.js";
 import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
+import { keepCaches, type CacheKeeper } from "./cache-keeper.js";
 import { isSampleStore } from "./sample-store.js";
 
 export type { RunningServer } from "../../adapters/server/server.js";
@@ -33,8 +36,9 @@ export type StoreConfig = (
   agent?: string;
   /**
    * Where the store's `.sessionkit/` (listing catalog, search index) lives: a cache directory of
-   * the user's, mounted over the store, so clients keep their caches without writing into the
-   * agent's folder, even when the store is served read-only. Default: inside the store.
+   * the user's, mounted over the store, so the caches never go into the agent's folder. On a
+   * read-only server the server keeps them there itself. Default: inside the store (and no
+   * caches kept on a read-only server).
    */
   cacheDir?: string;
 };
@@ -43,20 +47,41 @@ export interface ServeOptions extends Omit<ServerOptions, "stores" | "viewer"> {
   stores: StoreConfig[];
   /** The viewer's built files; null serves none. */
   viewerDir?: string | null;
+  /** On a read-only server, the most bytes the server keeps in each store's `.sessionkit/` (its caches). Default 1 GiB. */
+  maxCacheBytes?: number;
 }
 
+const DEFAULT_MAX_CACHE_BYTES = 1 << 30;
+
 export async function startServe(options: ServeOptions): Promise<RunningServer> {
-  const { stores, viewerDir, ...rest } = options;
+  const { stores, viewerDir, maxCacheBytes, ...rest } = options;
   const served: ServerStore[] = [];
+  const keepers: CacheKeeper[] = [];
   for (const config of stores) {
     const root = "storage" in config ? config.root : nodePath.resolve(config.root);
     const base = "storage" in config ? config.storage : nodeFsStorage({ root });
     const storage = config.cacheDir === undefined ? base : mountedStorage(base, { [KIT_DIR]: nodeFsStorage({ root: config.cacheDir }) });
-    // The kit's caches stay writable on a read-only store when they are not in an agent's folder:
-    // mounted from the user's cache dir, or a database's own (it has no agent writing beside them).
-    const writablePaths = config.cacheDir !== undefined || "storage" in config ? [KIT_DIR] : [];
+    // Clients of a read-only store write nothing; the server keeps the kit's caches where they are
+    // not in an agent's folder: mounted from the user's cache dir, or a database's own.
+    const keeper = !rest.write && (config.cacheDir !== undefined || "storage" in config) ? keepCaches(storage, { maxBytes: maxCacheBytes ?? DEFAULT_MAX_CACHE_BYTES }) : undefined;
+    if (keeper) keepers.push(keeper);
     const samples = !("storage" in config) && (await isSampleStore(root));
-    served.push({ root, storage, label: config.label, agent: config.agent, samples, writablePaths });
+    const hostPaths = "storage" in config ? {} : await hostPathsOf({ [root]: "", ...(config.cacheDir === undefined ? {} : { [nodePath.resolve(config.cacheDir)]: KIT_DIR }) });
+    served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths });
   }
-  return startServer({ ...rest, stores: served, viewer: viewerDir ? { dir: nodePath.resolve(viewerDir), contentSecurityPolicy: APP_CSP_HEADER } : null });
+  const server = await startServer({ ...rest, stores: served, viewer: viewerDir ? { dir: nodePath.resolve(viewerDir), contentSecurityPolicy: APP_CSP_HEADER } : null });
+  const closeServer = server.close;
+  return Object.assign(server, {
+    close: async () => {
+      await Promise.all(keepers.map((keeper) => keeper.close()));
+      await closeServer();
+    },
+  });
+}
+
+/** The directories as given and as the file system resolves them (error messages may name either). */
+async function hostPathsOf(dirs: Record<string, string>): Promise<Record<string, string>> {
+  const all = { ...dirs };
+  for (const [dir, storagePath] of Object.entries(dirs)) all[await realpath(dir).catch(() => dir)] = storagePath;
+  return all;
 }

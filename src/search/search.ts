@@ -78,13 +78,31 @@ export function searchSessions(storage: StoragePort, query: string, options: Sea
   return run;
 }
 
+/**
+ * Brings the index of `sources` up to date with every session of the store, and saves it, without
+ * searching: for a process that keeps the index for others (`sessionkit serve`, whose clients may
+ * not write it).
+ */
+export function updateSearchIndex(storage: StoragePort, sources: readonly SearchSource[]): Promise<void> {
+  const run = queue.then(async () => {
+    await openIndexes(storage, await sessionDirListings(storage), true, groupsOf(sources));
+  });
+  queue = run.catch(() => {});
+  return run;
+}
+
+/** The index databases that hold `sources`. */
+function groupsOf(sources: readonly SearchSource[]): SourceGroup[] {
+  for (const source of sources) if (!SEARCH_SOURCES.includes(source)) throw new TypeError(`unknown search source "${source}" (known: ${SEARCH_SOURCES.join(", ")})`);
+  return (Object.keys(GROUP_SOURCES) as SourceGroup[]).filter((group) => GROUP_SOURCES[group].some((source) => sources.includes(source)));
+}
+
 async function search(storage: StoragePort, query: string, options: SearchOptions): Promise<SearchHit[]> {
   const sources = options.sources ?? DEFAULT_SOURCES;
-  for (const source of sources) if (!SEARCH_SOURCES.includes(source)) throw new TypeError(`unknown search source "${source}" (known: ${SEARCH_SOURCES.join(", ")})`);
+  const groups = groupsOf(sources);
   const limit = options.limit ?? DEFAULT_LIMIT;
   const parsed = parseQuery(query);
   if (parsed.units.length === 0 || limit <= 0) return [];
-  const groups = (Object.keys(GROUP_SOURCES) as SourceGroup[]).filter((group) => GROUP_SOURCES[group].some((source) => sources.includes(source)));
   const listings = await sessionDirListings(storage, options.dir);
   const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
   const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);

@@ -77,7 +77,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
     ],
     types: [
       "ClientConnection", "ConnectOptions", "MessageEndpoint", "RequestTransport", "RpcClientOptions", "RpcPush", "RpcRequest",
-      "RpcResponse", "RpcStorage", "ServeStorageOptions", "StorageServer", "StorageServerOptions", "WebSocketLike",
+      "RpcResponse", "RpcStorage", "ServeStorageOptions", "StorageServer", "StorageServerLimits", "StorageServerOptions", "WebSocketLike",
     ],
   },
   "./adapters/http": {

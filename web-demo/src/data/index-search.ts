@@ -2,7 +2,7 @@
  * Search across sessions with the core's index (`searchSessions`: SQLite FTS5 kept in each
  * store's `.sessionkit/search/`, brought up to date from what changed since the last search).
  * Each store is searched in turn; hits are merged best first. Over `sessionkit serve` the index
- * lands in the user's cache directory, which serve keeps writable on read-only stores.
+ * lands in the user's cache directory; on a read-only store serve writes it itself, after a search reads it.
  */
 import { searchSessions } from "../../../src/search/search.js";
 import type { SearchSource } from "../../../src/search/text.js";
