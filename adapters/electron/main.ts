@@ -45,7 +45,7 @@ export interface ServeOverIpcOptions {
   readable?: readonly string[];
   /** Directories pages may also change (and lock), e.g. `["sessions"]`. Default none: read-only. */
   writable?: readonly string[];
-  /** Clients (renderer ports) one webContents may hold open; past it a port's calls fail with "quota". Default 64. */
+  /** Clients (renderer ports) one webContents may hold open; past it a port's calls fail with "limit". Default 64. */
   maxClientsPerPage?: number;
   /** The ipc channel; default "sessionkit-storage" (pushes go on `"<channel>:push"`). */
   channel?: string;
@@ -133,7 +133,7 @@ export function serveStorageOverIpc(ipcMain: IpcMainLike, storage: StoragePort, 
   const open = (webContents: WebContentsLike): BridgeOpened | ReturnType<typeof errorResponse> => {
     const page = pageOf(webContents);
     if (page.clients.size >= maxClients) {
-      return errorResponse(null, new StorageError("quota", `this page has ${maxClients} storage clients open, the most it may: close a port (storage.close()) before making another`));
+      return errorResponse(null, new StorageError("limit", `this page has ${maxClients} storage clients open, the most it may: close a port (storage.close()) before making another`));
     }
     const client = crypto.randomUUID();
     const connection = server.connect({

@@ -45,7 +45,7 @@ export function electronStorage(options: ElectronStorageOptions = {}): ElectronS
         const id = (answer as Partial<BridgeOpened> | null)?.client;
         if (typeof id === "string") return (client = id);
         opening = undefined;
-        return answer as object; // main's refusal ("forbidden", "quota"), an rpc error response
+        return answer as object; // main's refusal ("forbidden", "limit"), an rpc error response
       },
       (error: unknown) => {
         opening = undefined;

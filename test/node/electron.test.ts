@@ -217,7 +217,7 @@ describe("electron bridge defaults (issue 22)", () => {
     expect(handled).toEqual([]);
   });
 
-  it(`a page's clients are capped ('quota' past the cap) and forgotten when closed or when the page is destroyed: ${IDS.toLocaleString("en")} unclosed and ${IDS.toLocaleString("en")} closed ports leave main's heap where it was`, async () => {
+  it(`a page's clients are capped ('limit' past the cap) and forgotten when closed or when the page is destroyed: ${IDS.toLocaleString("en")} unclosed and ${IDS.toLocaleString("en")} closed ports leave main's heap where it was`, async () => {
     const electronMain = await main(SESSIONS_WRITABLE);
     const page = await renderer(electronMain);
     // Pushes are not needed here, and a renderer keeps each unclosed port's push listener.
@@ -244,7 +244,7 @@ describe("electron bridge defaults (issue 22)", () => {
     const afterFresh = await electronMain.stats();
     console.log(`electron: ${IDS} fresh client ids on one page: ${open.length} opened, ${JSON.stringify(Object.fromEntries(refusals))} refused; main's heap ${mib(afterFresh.heapBytes - before.heapBytes)}`);
     expect(open.length).toBe(DEFAULT_MAX_CLIENTS_PER_PAGE);
-    expect(Object.fromEntries(refusals)).toEqual({ quota: IDS - DEFAULT_MAX_CLIENTS_PER_PAGE });
+    expect(Object.fromEntries(refusals)).toEqual({ limit: IDS - DEFAULT_MAX_CLIENTS_PER_PAGE });
     expect(afterFresh.clientCount).toBe(DEFAULT_MAX_CLIENTS_PER_PAGE);
     await Promise.all(open.map((storage) => storage.close()));
     expect((await electronMain.stats()).clientCount).toBe(0);
