@@ -4,7 +4,7 @@
  * (scripts/build-assets.ts), so that it runs wherever it is copied; the name says whose it is there.
  */
 import type { MessageEndpoint } from "../rpc/endpoint.js";
-import { serveStorage } from "../rpc/server.js";
+import { serveStorage } from "../rpc/serve-endpoint.js";
 import { decodeWorkerName } from "./worker-config.js";
 import { opfsWorkerStorage } from "./worker-storage.js";
 

@@ -10,11 +10,10 @@ export { webSocketEndpoint, type WebSocketLike } from "./websocket.js";
 export { DEFAULT_CHUNK_BYTES, RPC_PROTOCOL, type RpcPush, type RpcRequest, type RpcResponse } from "./protocol.js";
 export {
   createStorageServer,
-  serveStorage,
   type ClientConnection,
   type ConnectOptions,
-  type ServeStorageOptions,
   type StorageServer,
   type StorageServerLimits,
   type StorageServerOptions,
 } from "./server.js";
+export { serveStorage, type ServeStorageOptions } from "./serve-endpoint.js";

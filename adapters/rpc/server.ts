@@ -9,13 +9,14 @@
  * heard from (any call, or `renew`) at least that often. An ended connection releases its locks and
  * answers every later request with "io".
  *
- * `serveStorage(port, endpoint)` serves a port to the one client at the other end of a message
- * endpoint (a worker's `self`, a MessagePort): the connection ends when the endpoint closes.
+ * `serveStorage` (serve-endpoint.ts) serves a port this way to the one client at the other end of
+ * a message endpoint.
  */
 import { StorageError, type StorageLock, type StoragePort, type StorageWatch } from "../../src/port.js";
 import { readOnlyStorage } from "../read-only.js";
 import { scopedStorage } from "../scoped.js";
-import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
+import { CallTurns } from "./call-turns.js";
+import { pathHider } from "./path-hider.js";
 import {
   RPC_PROTOCOL,
   errorResponse,
@@ -34,8 +35,6 @@ import {
 const STAGED_TTL_MS = 120_000;
 /** How long changes are gathered before one push carries them. */
 const PUSH_GATHER_MS = 5;
-/** Stands in an error message for an absolute path of the server's that no `hostPaths` entry maps. */
-const HIDDEN_PATH = "<server path>";
 
 /**
  * Caps on what one client may make the server hold or do at once. Each is unbounded unless set
@@ -202,14 +201,9 @@ class Connection implements ClientConnection {
   private pushTimer: ReturnType<typeof setTimeout> | undefined;
   /** Bytes of reads held: snapshots not pulled yet, and read data in replies not returned yet. */
   private heldBytes = 0;
-  /** Bytes the reads under way may still bring (each read's share of maxHeldBytes). */
-  private reservedBytes = 0;
   /** Bytes of the uploads staged so far. */
   private stagedBytes = 0;
-  /** Port calls under way. */
-  private callsInFlight = 0;
-  /** Port calls waiting their turn, oldest first: each starts (returns true) or keeps waiting (false). */
-  private readonly waiting: (() => boolean)[] = [];
+  private readonly turns: CallTurns;
 
   constructor(
     /** The served port, its read-only and path policies applied. */
@@ -218,6 +212,7 @@ class Connection implements ClientConnection {
     private readonly options: ConnectOptions,
     private readonly onClosed: () => void,
   ) {
+    this.turns = new CallTurns(policy.limits, () => this.heldBytes, () => this.endReason);
     this.renewLease();
   }
 
@@ -260,8 +255,7 @@ class Connection implements ClientConnection {
     this.reads.clear();
     this.uploads.clear();
     this.stagedBytes = 0;
-    // Calls still waiting their turn fail now (each start sees the connection ended).
-    for (const start of this.waiting.splice(0)) start();
+    this.turns.endWaiting();
     const locks = [...this.locks.values()];
     this.locks.clear();
     const watches = [...this.watches.values()];
@@ -282,7 +276,7 @@ class Connection implements ClientConnection {
     this.renewLease();
     this.dropStale(Date.now());
     try {
-      const result = UNGATED_OPS.has(call.op) ? await this.perform(call, Infinity) : await this.inTurn(call, (share) => this.perform(call, share));
+      const result = UNGATED_OPS.has(call.op) ? await this.perform(call, Infinity) : await this.turns.run(call, (share) => this.perform(call, share));
       const data = (result as { data?: unknown } | null)?.data;
       return { response: { protocol: RPC_PROTOCOL, id, ok: true, result }, replyBytes: data instanceof Uint8Array ? data.length : 0 };
     } catch (error) {
@@ -295,51 +289,6 @@ class Connection implements ClientConnection {
     // An "invalid" error is about what the client sent: its own paths stay as it wrote them.
     const message = error.code === "invalid" ? error.message : this.policy.hidePaths(error.message);
     return message === error.message ? error : new StorageError(error.code, message, error.path === undefined ? undefined : { path: error.path });
-  }
-
-  /**
-   * Runs a port call in its turn: calls start in the order they came, at most maxCallsInFlight at
-   * once, and a read only when its share of maxHeldBytes is free of other reads under way.
-   * `run` gets that share (Infinity without a cap).
-   */
-  private inTurn<T>(call: RpcCall, run: (share: number) => Promise<T>): Promise<T> {
-    const { maxCallsInFlight, maxHeldBytes } = this.policy.limits;
-    return new Promise<T>((resolve, reject) => {
-      const start = (): boolean => {
-        if (this.endReason !== undefined) {
-          reject(new StorageError("io", `${call.op}: ${this.endReason}`));
-          return true;
-        }
-        if (this.callsInFlight >= maxCallsInFlight) return false;
-        let share = Infinity;
-        if (call.op === "read" && maxHeldBytes !== Infinity) {
-          const free = maxHeldBytes - this.heldBytes;
-          if (free <= 0) {
-            reject(new StorageError("limit", `read refused: this client holds ${this.heldBytes} bytes of reads (its limit: ${maxHeldBytes}); pull them (readMore) first`, { path: call.path }));
-            return true;
-          }
-          // A read of unknown size takes all that is free: it waits for the reads under way.
-          share = Math.min(call.range?.length ?? Infinity, free);
-          if (this.reservedBytes + share > free) return false;
-          this.reservedBytes += share;
-        }
-        this.callsInFlight++;
-        const reserved = Number.isFinite(share) ? share : 0;
-        run(share)
-          .then(resolve, reject)
-          .finally(() => {
-            this.callsInFlight--;
-            this.reservedBytes -= reserved;
-            this.startWaiting();
-          });
-        return true;
-      };
-      if (this.waiting.length > 0 || !start()) this.waiting.push(start);
-    });
-  }
-
-  private startWaiting(): void {
-    while (this.waiting.length > 0 && this.waiting[0]!()) this.waiting.shift();
   }
 
   private renewLease(): void {
@@ -538,90 +487,7 @@ function requestId(request: unknown): number | null {
   return isRpcMessage(request) && Number.isSafeInteger(request.id) ? (request.id as number) : null;
 }
 
-/**
- * Rewrites the server's absolute paths in a message: those at or below a directory of `hostPaths`
- * as the storage paths they are, any other as HIDDEN_PATH (a POSIX "/a/b" or a Windows "C:\\a"
- * after a space, quote, parenthesis or "=", or at the start).
- */
-function pathHider(hostPaths: Readonly<Record<string, string>>): (message: string) => string {
-  const rewrites = Object.entries(hostPaths)
-    .map(([dir, storagePath]) => [dir.replace(/[\\/]+$/, ""), storagePath] as const)
-    .filter(([dir]) => dir !== "")
-    // Longest first: a cache directory may lie inside the store's root.
-    .sort(([a], [b]) => b.length - a.length)
-    .map(([dir, storagePath]) => {
-      // The directory itself, or followed by a separator (consumed), never a longer name ("/a" in "/ab").
-      const pattern = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?:([\\\\/])|(?=[\\s'"\`)]|$))`, "g");
-      return (text: string) => text.replace(pattern, (_match, separator?: string) => (separator === undefined ? storagePath || "." : storagePath === "" ? "" : `${storagePath}/`));
-    });
-  return (message) => rewrites.reduce((text, rewrite) => rewrite(text), message).replace(/(^|[\s'"`(=])(?:\/(?!\/)|[A-Za-z]:\\)[^\s'"`)]*/g, `$1${HIDDEN_PATH}`);
-}
 
-/** Options of {@link serveStorage}. */
-export interface ServeStorageOptions extends StorageServerOptions {
-  /** The client's `close` closes the served port too (it is this endpoint's alone, as in the OPFS worker). Default true. */
-  closePortOnClose?: boolean;
-}
-
-/**
- * Serves `port` on a message endpoint (e.g. `serveStorage(port, self)` in a worker) to the one
- * client at its other end. Messages that are not rpc requests are ignored. Requests are handed to
- * the port in the order they arrive (each port call starts before the next message is looked at);
- * a batch of requests is answered with one message once all are done. The connection ends (locks
- * released) when the endpoint closes or serving stops. Returns a function that stops serving.
- */
-export function serveStorage(port: StoragePort, endpoint: MessageEndpoint, options: ServeStorageOptions = {}): () => void {
-  const connection = createStorageServer(port, options).connect({ push: (message) => post(endpoint, message) });
-  const closePort = options.closePortOnClose ?? true;
-  const stops = [
-    listen(endpoint, "message", (event) => {
-      const message = messageData(event);
-      if (!isRpcMessage(message) || "ok" in message || "responses" in message || "push" in message) return; // other traffic
-      const answering = "requests" in message ? connection.handleBatch(message) : connection.handle(message);
-      void answering.then(async (answer) => {
-        // The port is closed before the reply: the client may end the worker as soon as it has it.
-        if (closePort && asksToClose(message)) await port.close?.().catch(() => {});
-        replyAll(endpoint, answer);
-      });
-    }),
-    listen(endpoint, "close", () => void connection.close("the client closed the channel")),
-  ];
-  endpoint.start?.();
-  return () => {
-    for (const stop of stops) stop();
-    void connection.close("serving stopped");
-  };
-}
-
-function asksToClose(message: unknown): boolean {
-  const requests = (message as { requests?: unknown }).requests;
-  const singles = Array.isArray(requests) ? requests : [message];
-  return singles.some((single) => (single as { call?: { op?: unknown } } | null)?.call?.op === "close");
-}
-
-function post(endpoint: MessageEndpoint, message: unknown): void {
-  endpoint.postMessage(message);
-}
-
-function replyAll(endpoint: MessageEndpoint, batch: RpcResponseBatch | RpcResponse): void {
-  if (!("responses" in batch)) return reply(endpoint, batch);
-  try {
-    endpoint.postMessage(batch);
-  } catch {
-    // A result could not be cloned: send them one by one, so only that call fails.
-    for (const response of batch.responses) reply(endpoint, response);
-  }
-}
-
-function reply(endpoint: MessageEndpoint, response: RpcResponse): void {
-  try {
-    endpoint.postMessage(response);
-  } catch (error) {
-    // The result could not be cloned: tell the client rather than let it time out.
-    const failure = new StorageError("io", `the storage reply could not be sent: ${String(error)}`);
-    endpoint.postMessage(errorResponse(response.id, failure));
-  }
-}
 
 function asStorageError(error: unknown, call: RpcCall): StorageError {
   if (error instanceof StorageError) return error;
