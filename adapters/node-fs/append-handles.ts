@@ -3,10 +3,10 @@
  * write (appendFile opens and closes the file every time). At most `MAX_APPEND_HANDLES` stay
  * open; the least recently used one is closed beyond that.
  */
-import { mkdir, open, type FileHandle } from "node:fs/promises";
-import nodePath from "node:path";
-import { errorCode } from "./errors.js";
+import { constants } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import type { PathQueue } from "../kit/path-queue.js";
+import { openNoFollow, type StorageRoot } from "./paths.js";
 
 /** Open append handles kept at once. */
 const MAX_APPEND_HANDLES = 32;
@@ -16,11 +16,14 @@ export class AppendHandles {
   /** path -> open "a" handle; Map order is recency order (oldest first). */
   private readonly handles = new Map<string, FileHandle>();
 
-  constructor(private readonly queue: PathQueue) {}
+  constructor(
+    private readonly queue: PathQueue,
+    private readonly paths: StorageRoot,
+  ) {}
 
-  /** Appends all of `data` to `file` (storage path `path`), creating it and its directories. */
-  async append(path: string, file: string, data: Uint8Array): Promise<void> {
-    const handle = await this.handleFor(path, file);
+  /** Appends all of `data` to storage path `path`, creating the file and its directories. */
+  async append(path: string, data: Uint8Array): Promise<void> {
+    const handle = await this.handleFor(path);
     let written = 0;
     while (written < data.length) {
       written += (await handle.write(data, written, data.length - written)).bytesWritten;
@@ -48,21 +51,16 @@ export class AppendHandles {
     return [...this.handles.keys()];
   }
 
-  private async handleFor(path: string, file: string): Promise<FileHandle> {
+  /** A handle stays on its file's inode: a directory renamed or replaced by a link later does not move it. */
+  private async handleFor(path: string): Promise<FileHandle> {
     const cached = this.handles.get(path);
     if (cached) {
       this.handles.delete(path);
       this.handles.set(path, cached);
       return cached;
     }
-    let handle: FileHandle;
-    try {
-      handle = await open(file, "a");
-    } catch (error) {
-      if (errorCode(error) !== "ENOENT") throw error;
-      await mkdir(nodePath.dirname(file), { recursive: true });
-      handle = await open(file, "a");
-    }
+    const { file } = await this.paths.fileToCreate(path, "append to");
+    const handle = await openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, "append to", path);
     this.handles.set(path, handle);
     for (const [evictedPath, evicted] of this.handles) {
       if (this.handles.size <= MAX_APPEND_HANDLES) break;

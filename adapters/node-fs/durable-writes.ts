@@ -4,13 +4,14 @@
  * changes in call order. Why each step: docs/DESIGN.md, "node-fs".
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, stat, truncate } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, rename } from "node:fs/promises";
 import nodePath from "node:path";
-import { StorageError } from "../../src/port.js";
+import { checkStoragePath, StorageError } from "../../src/port.js";
 import { AppendHandles } from "./append-handles.js";
 import { toStorageError, unlinkIfPresent } from "./errors.js";
 import { PathQueue } from "../kit/path-queue.js";
-import type { StorageRoot } from "./paths.js";
+import { openNoFollow, refuseLink, type StorageRoot } from "./paths.js";
 
 const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
@@ -27,38 +28,47 @@ function tempFileFor(file: string): string {
 /** Each method resolves once the change is made; a failure is a StorageError. */
 export class DurableWrites {
   private readonly queue = new PathQueue();
-  private readonly appendHandles = new AppendHandles(this.queue);
+  private readonly appendHandles: AppendHandles;
   /**
    * Paths whose last change was a `write`, which fsyncs the file and its directory before it
    * resolves: a `sync` of one has nothing left to do (an import syncs every file it wrote).
    */
   private readonly durablyWritten = new Set<string>();
 
-  constructor(private readonly paths: StorageRoot) {}
+  constructor(private readonly paths: StorageRoot) {
+    this.appendHandles = new AppendHandles(this.queue, paths);
+  }
 
   async append(path: string, data: Uint8Array): Promise<void> {
-    const file = this.paths.fileOf(path);
+    checkStoragePath(path);
     return this.queue.run(path, async () => {
       this.durablyWritten.delete(path);
       try {
-        await this.appendHandles.append(path, file, data);
+        await this.appendHandles.append(path, data);
       } catch (error) {
         throw toStorageError(error, "append to", path);
       }
     });
   }
 
-  /** Replaces the file atomically: a crash leaves the old bytes or the new ones, durably. */
+  /**
+   * Replaces the file atomically: a crash leaves the old bytes or the new ones, durably. A link
+   * there is refused, not replaced.
+   */
   async write(path: string, data: Uint8Array): Promise<void> {
-    const file = this.paths.fileOf(path);
+    checkStoragePath(path);
     return this.queue.run(path, async () => {
-      const dir = nodePath.dirname(file);
-      const temp = tempFileFor(file);
+      let temp: string | undefined;
+      let dir: string;
       try {
+        const { file, newDirParents } = await this.paths.fileToCreate(path, "write");
+        await refuseLink(file, "write", path);
+        dir = nodePath.dirname(file);
+        for (const parent of newDirParents) await syncDirectory(parent);
         // The append handle points at the inode the rename is about to replace.
         await this.appendHandles.drop(path);
         this.durablyWritten.delete(path);
-        await syncNewDirectories(await mkdir(dir, { recursive: true }), dir);
+        temp = tempFileFor(file);
         const handle = await open(temp, "wx");
         try {
           await handle.writeFile(data);
@@ -68,7 +78,7 @@ export class DurableWrites {
         }
         await rename(temp, file);
       } catch (error) {
-        await unlinkIfPresent(temp).catch(() => {});
+        if (temp !== undefined) await unlinkIfPresent(temp).catch(() => {});
         throw toStorageError(error, "write", path);
       }
       await syncDirectory(dir);
@@ -78,31 +88,38 @@ export class DurableWrites {
 
   /** Cuts the file to `size` bytes, no more than it holds. */
   async truncate(path: string, size: number): Promise<void> {
-    const file = this.paths.fileOf(path);
+    checkStoragePath(path);
     return this.queue.run(path, async () => {
       this.durablyWritten.delete(path);
       try {
-        const current = (await stat(file)).size;
-        if (!Number.isSafeInteger(size) || size < 0 || size > current) {
-          throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${current} bytes) to ${size} bytes`, {
-            path,
-          });
+        const handle = await this.openExisting(path, "truncate");
+        try {
+          const current = (await handle.stat()).size;
+          if (!Number.isSafeInteger(size) || size < 0 || size > current) {
+            throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${current} bytes) to ${size} bytes`, {
+              path,
+            });
+          }
+          await handle.truncate(size);
+        } finally {
+          await handle.close();
         }
-        await truncate(file, size);
       } catch (error) {
         throw toStorageError(error, "truncate", path);
       }
     });
   }
 
-  /** Removes the file; one that is not there is removed already. */
+  /** Removes the file; one that is not there is removed already. A link there is refused, not removed. */
   async remove(path: string): Promise<void> {
-    const file = this.paths.fileOf(path);
+    checkStoragePath(path);
     return this.queue.run(path, async () => {
       this.durablyWritten.delete(path);
       try {
+        const file = await this.paths.existingFile(path, "remove");
+        if (file !== null) await refuseLink(file, "remove", path);
         await this.appendHandles.drop(path);
-        await unlinkIfPresent(file);
+        if (file !== null) await unlinkIfPresent(file);
       } catch (error) {
         throw toStorageError(error, "remove", path);
       }
@@ -111,12 +128,12 @@ export class DurableWrites {
 
   /** fsyncs the file, once every change queued on it before is made. */
   async sync(path: string): Promise<void> {
-    const file = this.paths.fileOf(path);
+    checkStoragePath(path);
     return this.queue.run(path, async () => {
       if (this.durablyWritten.delete(path)) return;
       try {
         if (await this.appendHandles.syncIfOpen(path)) return;
-        const handle = await open(file, "r+");
+        const handle = await this.openExisting(path, "sync");
         try {
           await handle.sync();
         } finally {
@@ -128,25 +145,18 @@ export class DurableWrites {
     });
   }
 
+  /** Opens an existing file for reading and writing; StorageError "not-found" when it is not there. */
+  private async openExisting(path: string, action: string) {
+    const file = await this.paths.existingFile(path, action);
+    if (file === null) throw new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
+    return openNoFollow(file, constants.O_RDWR, action, path);
+  }
+
   /** Closes the append handles, each once the changes queued on its file are made. */
   async close(): Promise<void> {
     const paths = this.appendHandles.openPaths();
     await Promise.all(paths.map((path) => this.queue.run(path, () => this.appendHandles.drop(path)).catch(() => {})));
   }
-}
-
-/**
- * Makes directories `mkdir -p` just created durable in their parents (`first` is the outermost
- * one it created, as `mkdir` returns it; `dir` the innermost, which its caller syncs itself).
- */
-async function syncNewDirectories(first: string | undefined, dir: string): Promise<void> {
-  if (first === undefined) return;
-  const parents: string[] = [];
-  for (let created = dir; ; created = nodePath.dirname(created)) {
-    parents.push(nodePath.dirname(created));
-    if (created === first || nodePath.dirname(created) === created) break;
-  }
-  for (const parent of parents) await syncDirectory(parent);
 }
 
 /** Makes a rename durable; some platforms (Windows) cannot open a directory, so best effort. */

@@ -1,8 +1,8 @@
 /**
  * StoragePort over a directory of real files (Node, Electron main process). Appends go through
  * one cached "a" handle per file, writes are atomic (temp file + fsync + rename), locks are O_EXCL
- * lock files that name their owner so a crashed owner's lock can be taken over. The modules and
- * why each works as it does: docs/DESIGN.md, "node-fs".
+ * lock files that name their owner so a crashed owner's lock can be taken over; no symbolic link
+ * below the root is followed. The modules and why each works as it does: docs/DESIGN.md, "node-fs".
  *
  * @module sessionkit/adapters/node-fs
  */
@@ -46,6 +46,8 @@ export type NodeFsStorage = FullStoragePort & {
  * A StoragePort over a directory of real files, for Node and Electron's main process: a storage
  * path "sessions/a.jsonl" is the file `<root>/sessions/a.jsonl`. Appends are fast (a cached
  * handle per file), writes atomic (temp file, fsync, rename), locks shared with other processes.
+ * A path that is, or goes through, a symbolic link below the root is refused with StorageError
+ * "forbidden", wherever the link points; `list` leaves links out.
  */
 export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
   const paths = new StorageRoot(options.root);
@@ -57,15 +59,15 @@ export function nodeFsStorage(options: NodeFsStorageOptions): NodeFsStorage {
     kind: "node-fs",
     root: paths.root,
     // async: a storage path that fails its check rejects, as every port's methods do, never throws.
-    read: async (path, range) => readRange(path, paths.fileOf(path), range),
-    stat: async (path) => statFile(path, paths.fileOf(path)),
-    list: async (dir) => listDirectory(dir, paths.dirOf(dir)),
+    read: async (path, range) => readRange(paths, path, range),
+    stat: async (path) => statFile(paths, path),
+    list: async (dir) => listDirectory(paths, dir),
     append: (path, data) => writes.append(path, data).then(changed(path)),
     write: (path, data) => writes.write(path, data).then(changed(path)),
     truncate: (path, size) => writes.truncate(path, size).then(changed(path)),
     remove: (path) => writes.remove(path).then(changed(path)),
     sync: (path) => writes.sync(path),
-    acquireLock: async (key) => acquireLockFile(key, paths.lockFileOf(key)),
+    acquireLock: async (key) => acquireLockFile(paths, key),
     watch: (dir, onChange) => watching.watch(dir, onChange),
     close: () => writes.close(),
   };

@@ -3,11 +3,12 @@
  * (pid, host; on Linux the process's start time and boot id), so a dead owner's lock is taken
  * over. How an owner is judged dead: docs/DESIGN.md, "node-fs".
  */
-import { mkdir, open, readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readFile } from "node:fs/promises";
 import os from "node:os";
-import nodePath from "node:path";
-import { StorageError, type StorageLock } from "../../src/port.js";
+import { checkStoragePath, StorageError, type StorageLock } from "../../src/port.js";
 import { errorCode, toStorageError, unlinkIfPresent } from "./errors.js";
+import { linkRefused, openNoFollow, type StorageRoot } from "./paths.js";
 
 /** An unreadable lock file younger than this may be one whose owner is still writing it. */
 const UNREADABLE_LOCK_GRACE_MS = 10_000;
@@ -24,13 +25,15 @@ interface LockOwner {
 }
 
 /**
- * Takes the lock named `key` by creating `lockFile` (and its directory); a lock whose owner is
- * dead is taken over. Fails at once with StorageError "locked" when another owner holds it.
+ * Takes the lock named `key` by creating its lock file `<key>.lock` (and its directory); a lock
+ * whose owner is dead is taken over. Fails at once with StorageError "locked" when another owner
+ * holds it, "forbidden" when the lock file or a directory on its way is a link.
  */
-export async function acquireLockFile(key: string, lockFile: string): Promise<StorageLock> {
+export async function acquireLockFile(paths: StorageRoot, key: string): Promise<StorageLock> {
   try {
-    await mkdir(nodePath.dirname(lockFile), { recursive: true });
-    return await tryAcquire(key, lockFile, true);
+    checkStoragePath(key);
+    const { file } = await paths.fileToCreate(`${key}.lock`, "lock", key);
+    return await tryAcquire(key, file, true);
   } catch (error) {
     throw toStorageError(error, "lock", key);
   }
@@ -44,7 +47,7 @@ async function tryAcquire(key: string, lockFile: string, mayTakeOver: boolean): 
     await createExclusive(lockFile, JSON.stringify(owner));
   } catch (error) {
     if (errorCode(error) !== "EEXIST") throw error;
-    const found = await lockOwner(lockFile);
+    const found = await lockOwner(key, lockFile);
     if (found === "gone") {
       if (mayTakeOver) return tryAcquire(key, lockFile, false);
       throw new StorageError("locked", `${key} is locked (its lock file changed while it was being acquired)`, {
@@ -76,12 +79,15 @@ async function tryAcquire(key: string, lockFile: string, mayTakeOver: boolean): 
 }
 
 /** The owner a lock file names (null when it cannot be read as one) and its age; "gone" when it was removed. */
-async function lockOwner(lockFile: string): Promise<{ owner: LockOwner | null; mtimeMs: number } | "gone"> {
+async function lockOwner(key: string, lockFile: string): Promise<{ owner: LockOwner | null; mtimeMs: number } | "gone"> {
   let text: string;
   let mtimeMs: number;
   try {
-    mtimeMs = (await stat(lockFile)).mtimeMs;
-    text = await readText(lockFile);
+    const info = await lstat(lockFile);
+    // O_EXCL did not follow it; reading it would.
+    if (info.isSymbolicLink()) throw linkRefused("lock", key);
+    mtimeMs = info.mtimeMs;
+    text = await readText(lockFile, key);
   } catch (error) {
     if (errorCode(error) === "ENOENT") return "gone";
     throw error;
@@ -98,8 +104,8 @@ async function createExclusive(file: string, text: string): Promise<void> {
   }
 }
 
-async function readText(file: string): Promise<string> {
-  const handle = await open(file, "r");
+async function readText(file: string, key: string): Promise<string> {
+  const handle = await openNoFollow(file, constants.O_RDONLY, "lock", key);
   try {
     return await handle.readFile("utf8");
   } finally {

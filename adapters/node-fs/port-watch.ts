@@ -2,9 +2,10 @@
  * The port's `watch`: the port's own changes are reported as soon as they are made, other
  * processes' through {@link watchTree} (fs.watch, or polling where it fails or is asked for).
  */
-import { checkStoragePath, type StorageWatch } from "../../src/port.js";
+import type { StorageWatch } from "../../src/port.js";
 import { WatcherSet } from "../kit/watchers.js";
 import { isTempFile } from "./durable-writes.js";
+import { toStorageError } from "./errors.js";
 import type { StorageRoot } from "./paths.js";
 import { watchTree, type WatchMode } from "./watch-tree.js";
 
@@ -24,9 +25,13 @@ export class PortWatch {
     this.ownChanges.notify(path);
   }
 
-  /** Reports changes at or below `dir` until the returned watch is closed. */
+  /** Reports changes at or below `dir` until the returned watch is closed; a `dir` that is or lies below a link is refused. */
   async watch(dir: string, onChange: (path: string) => void): Promise<StorageWatch> {
-    checkStoragePath(dir, { allowRoot: true });
+    try {
+      await this.paths.existingDir(dir, "watch");
+    } catch (error) {
+      throw toStorageError(error, "watch", dir);
+    }
     const tree = await watchTree(this.paths, dir, onChange, {
       mode: this.options.watchMode ?? "auto",
       pollIntervalMs: this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,

@@ -1,16 +1,20 @@
 /** The port's reads of real files: a byte range, a file's size and mtime, a directory's entries. */
-import { open, readdir, stat, type FileHandle } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, readdir, type FileHandle } from "node:fs/promises";
 import nodePath from "node:path";
 import { checkByteRange, clampByteRange, type ByteRange, type DirEntry, type FileStat } from "../../src/port.js";
 import { isTempFile } from "./durable-writes.js";
 import { isMissing, toStorageError } from "./errors.js";
+import { linkRefused, openNoFollow, type StorageRoot } from "./paths.js";
 
-/** The bytes of `file` (storage path `path`) in `range`, clamped to its end; null when there is no such file. */
-export async function readRange(path: string, file: string, range?: ByteRange): Promise<Uint8Array | null> {
+/** The bytes of storage path `path` in `range`, clamped to its end; null when there is no such file. */
+export async function readRange(paths: StorageRoot, path: string, range?: ByteRange): Promise<Uint8Array | null> {
   checkByteRange(path, range);
   let handle: FileHandle;
   try {
-    handle = await open(file, "r");
+    const file = await paths.existingFile(path, "read");
+    if (file === null) return null;
+    handle = await openNoFollow(file, constants.O_RDONLY, "read", path);
   } catch (error) {
     if (isMissing(error)) return null;
     throw toStorageError(error, "read", path);
@@ -34,10 +38,13 @@ export async function readRange(path: string, file: string, range?: ByteRange): 
   }
 }
 
-/** Size and mtime of `file`; null when it is not there or not a file. */
-export async function statFile(path: string, file: string): Promise<FileStat | null> {
+/** Size and mtime of storage path `path`; null when it is not there or not a file. */
+export async function statFile(paths: StorageRoot, path: string): Promise<FileStat | null> {
   try {
-    const info = await stat(file);
+    const file = await paths.existingFile(path, "stat");
+    if (file === null) return null;
+    const info = await lstat(file);
+    if (info.isSymbolicLink()) throw linkRefused("stat", path);
     return info.isFile() ? { size: info.size, mtimeMs: info.mtimeMs } : null;
   } catch (error) {
     if (isMissing(error)) return null;
@@ -45,14 +52,19 @@ export async function statFile(path: string, file: string): Promise<FileStat | n
   }
 }
 
-/** The files and directories in `dirPath` (storage directory `dir`), by name, without temp files; [] when it is not there. */
-export async function listDirectory(dir: string, dirPath: string): Promise<DirEntry[]> {
+/**
+ * The files and directories in storage directory `dir`, by name, without temp files and links
+ * (never followed, so not listed); [] when it is not there.
+ */
+export async function listDirectory(paths: StorageRoot, dir: string): Promise<DirEntry[]> {
   try {
+    const dirPath = await paths.existingDir(dir, "list");
+    if (dirPath === null) return [];
     const names = (await readdir(dirPath)).filter((name) => !isTempFile(name)).sort();
     const entries = await Promise.all(
       names.map(async (name): Promise<DirEntry | null> => {
         try {
-          const info = await stat(nodePath.join(dirPath, name));
+          const info = await lstat(nodePath.join(dirPath, name));
           if (info.isFile()) return { name, kind: "file", size: info.size, mtimeMs: info.mtimeMs };
           if (info.isDirectory()) return { name, kind: "dir", size: 0, mtimeMs: info.mtimeMs };
           return null;

@@ -4,10 +4,10 @@
  * system) a poll that compares every file's size and mtime.
  */
 import { watch as fsWatch, type FSWatcher } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir } from "node:fs/promises";
 import nodePath from "node:path";
 import { isAtOrBelow } from "../kit/watchers.js";
-import type { StorageRoot } from "./paths.js";
+import { hostPath, storagePathOf, type StorageRoot } from "./paths.js";
 
 /**
  * "auto": fs.watch, polling where it fails; "poll": always poll.
@@ -30,7 +30,8 @@ export interface TreeWatch {
 
 /**
  * Reports storage paths at or below `dir` (below `paths`' root) that changed. Live when it
- * resolves. A change the watcher cannot attribute (an overflow) reports `dir` itself.
+ * resolves. A change the watcher cannot attribute (an overflow) reports `dir` itself. Links are
+ * not followed: a directory that is a link is neither watched nor polled.
  */
 export async function watchTree(paths: StorageRoot, dir: string, reportPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
   let current: TreeWatch | undefined;
@@ -62,11 +63,13 @@ export async function watchTree(paths: StorageRoot, dir: string, reportPath: (pa
  * is how every atomic write lands).
  */
 async function fsWatchTree(paths: StorageRoot, dir: string, onPath: (path: string) => void, options: TreeWatchOptions, onFailure: () => void): Promise<TreeWatch | undefined> {
-  const target = paths.dirOf(dir);
-  const top = await nearestDirectory(target, paths.root);
-  if (top === null) return undefined; // not even the root exists: poll until it does
+  const realRoot = await paths.existingRoot();
+  if (realRoot === null) return undefined; // not even the root exists: poll until it does
+  const target = hostPath(realRoot, dir);
+  const top = await nearestDirectory(target, realRoot);
+  if (top === null) return undefined;
   const report = (file: string) => {
-    const path = paths.storagePathOf(file);
+    const path = storagePathOf(realRoot, file);
     if (!options.ignore(nodePath.basename(path)) && isAtOrBelow(path, dir)) onPath(path);
   };
   if (process.platform === "darwin" || process.platform === "win32") {
@@ -135,8 +138,9 @@ class DirectoryWatchers implements TreeWatch {
     const full = nodePath.join(directory, name.toString());
     if (isAtOrBelow(full, this.target)) this.report(full);
     if (event !== "rename") return;
-    // Created, removed or renamed: a new directory needs a watcher, a removed one loses its own.
-    void stat(full).then(
+    // Created, removed or renamed: a new directory needs a watcher, a removed one loses its own
+    // (lstat: a link to a directory is no directory here).
+    void lstat(full).then(
       async (info) => {
         if (info.isDirectory() && !(await this.add(full, true))) this.fail();
       },
@@ -168,7 +172,7 @@ class DirectoryWatchers implements TreeWatch {
 
 async function nearestDirectory(target: string, root: string): Promise<string | null> {
   for (let dir = target; ; dir = nodePath.dirname(dir)) {
-    const info = await stat(dir).catch(() => null);
+    const info = await lstat(dir).catch(() => null);
     if (info?.isDirectory()) return dir;
     if (dir === root || dir === nodePath.dirname(dir)) return null;
   }
@@ -176,12 +180,11 @@ async function nearestDirectory(target: string, root: string): Promise<string | 
 
 /** Every `pollIntervalMs`, compares each file's size and mtime below `dir` with the last look. */
 async function pollTree(paths: StorageRoot, dir: string, onPath: (path: string) => void, options: TreeWatchOptions): Promise<TreeWatch> {
-  const top = paths.dirOf(dir);
-  let seen = await snapshot(paths, top, options.ignore);
+  let seen = await snapshot(paths, dir, options.ignore);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   const look = async () => {
-    const now = await snapshot(paths, top, options.ignore);
+    const now = await snapshot(paths, dir, options.ignore);
     if (closed) return;
     for (const [path, state] of now) if (seen.get(path) !== state) onPath(path);
     for (const path of seen.keys()) if (!now.has(path)) onPath(path);
@@ -197,18 +200,24 @@ async function pollTree(paths: StorageRoot, dir: string, onPath: (path: string) 
   };
 }
 
-/** Storage path -> "size:mtimeMs" of every file below `top` ({} when it does not exist). */
-async function snapshot(paths: StorageRoot, top: string, ignore: (name: string) => boolean): Promise<Map<string, string>> {
+/**
+ * Storage path -> "size:mtimeMs" of every file below `dir`: {} when it does not exist, or is (or
+ * has become) a link. Entries that are links are skipped.
+ */
+async function snapshot(paths: StorageRoot, dir: string, ignore: (name: string) => boolean): Promise<Map<string, string>> {
   const files = new Map<string, string>();
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const top = await paths.existingDir(dir, "watch").catch(() => null);
+  const realRoot = await paths.existingRoot();
+  if (top === null || realRoot === null) return files;
+  const walk = async (host: string): Promise<void> => {
+    const entries = await readdir(host, { withFileTypes: true }).catch(() => []);
     await Promise.all(
       entries.map(async (entry) => {
-        const full = nodePath.join(dir, entry.name);
+        const full = nodePath.join(host, entry.name);
         if (entry.isDirectory()) return walk(full);
         if (!entry.isFile() || ignore(entry.name)) return;
-        const info = await stat(full).catch(() => null);
-        if (info) files.set(paths.storagePathOf(full), `${info.size}:${info.mtimeMs}`);
+        const info = await lstat(full).catch(() => null);
+        if (info?.isFile()) files.set(storagePathOf(realRoot, full), `${info.size}:${info.mtimeMs}`);
       }),
     );
   };
