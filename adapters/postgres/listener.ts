@@ -9,6 +9,7 @@
 import type pg from "pg";
 import type { StorageWatch } from "../../src/port.js";
 import { isAtOrBelow } from "../kit/watchers.js";
+import { checkout, timedQuery, type Deadlines } from "./connection.js";
 import { toStorageError } from "./errors.js";
 
 interface Watcher {
@@ -28,6 +29,7 @@ export class ChangeListener {
   constructor(
     private readonly pool: () => Promise<pg.Pool>,
     private readonly channel: string,
+    private readonly deadlines: Deadlines,
   ) {}
 
   /** Resolves once the connection LISTENs: a change committed after that is reported. */
@@ -58,7 +60,7 @@ export class ChangeListener {
     if (!client) return;
     client.removeAllListeners("notification");
     try {
-      await client.query("UNLISTEN *");
+      await timedQuery(client, this.deadlines, "unwatch", "", "UNLISTEN *");
       client.release();
     } catch (error) {
       client.release(error as Error);
@@ -69,11 +71,11 @@ export class ChangeListener {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
       try {
-        const client = await (await this.pool()).connect();
+        const client = await checkout(await this.pool(), this.deadlines, "watch", "");
         client.on("notification", (message) => this.deliver(message.payload ?? ""));
         client.on("error", () => this.lost(client));
         try {
-          await client.query(`LISTEN "${this.channel}"`);
+          await timedQuery(client, this.deadlines, "watch", "", `LISTEN "${this.channel}"`);
         } catch (error) {
           client.release(error as Error);
           throw error;

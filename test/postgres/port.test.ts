@@ -71,7 +71,7 @@ describe("postgres port", () => {
 
   it("creates its schema on first use, versioned, and refuses a newer layout", async () => {
     await port.append("a", encoder.encode("x"));
-    expect(await sql(`SELECT version FROM ${schema}.schema_version`)).toEqual([{ version: 1 }]);
+    expect(await sql(`SELECT version FROM ${schema}.schema_version`)).toEqual([{ version: 2 }]);
 
     await sql(`UPDATE ${schema}.schema_version SET version = 99`);
     const other = openStorage(schema);
@@ -86,11 +86,14 @@ describe("postgres port", () => {
     await shared.acquireLock("held/at/close");
     await shared.append("pooled", encoder.encode("x"));
     await shared.watch("", () => {});
-    const held = () => sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, [`${schema}:held/at/close`]);
-    expect(await held()).toHaveLength(1);
+    // The lock's row, and the advisory lock that shows its holder's connection alive.
+    const [row] = await sql<{ live_key: string }>(`SELECT live_key::text FROM ${schema}.locks WHERE key = $1`, ["held/at/close"]);
+    const live = () => sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`, [row!.live_key]);
+    expect(await live()).toHaveLength(1);
 
     await shared.close(); // the lock was never released: close must not hand it to the pool's next user
-    expect(await held()).toEqual([]);
+    expect(await live()).toEqual([]);
+    expect(await sql(`SELECT key FROM ${schema}.locks`)).toEqual([]);
     expect(pool.idleCount).toBe(pool.totalCount);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.files`)).rows).toEqual([{ n: 1 }]);
     await pool.end();
