@@ -4,7 +4,9 @@
  * watch is open and hands each path to the watchers of a directory at or above it.
  *
  * A dropped listening connection is re-established (backing off up to 5 s); since notifications
- * sent in between are lost, each watcher is then told its own directory changed (an overflow).
+ * sent in between are lost, each watcher is then told its own directory changed (an overflow). A
+ * connection that only goes silent (a stalled path keeps it open, and a LISTEN never answers
+ * anything) is found by a ping every statementTimeoutMs / 2, under the statement deadline.
  */
 import type pg from "pg";
 import type { StorageWatch } from "../../src/port.js";
@@ -24,6 +26,7 @@ export class ChangeListener {
   private client: pg.PoolClient | undefined;
   private connecting: Promise<pg.PoolClient> | undefined;
   private retry: ReturnType<typeof setTimeout> | undefined;
+  private ping: ReturnType<typeof setInterval> | undefined;
   private closed = false;
 
   constructor(
@@ -55,6 +58,7 @@ export class ChangeListener {
     this.closed = true;
     this.watchers.clear();
     clearTimeout(this.retry);
+    clearInterval(this.ping);
     const client = this.client ?? (await this.connecting?.catch(() => undefined));
     this.client = undefined;
     if (!client) return;
@@ -81,6 +85,7 @@ export class ChangeListener {
           throw error;
         }
         this.client = client;
+        this.keepChecking(client);
         return client;
       } finally {
         this.connecting = undefined;
@@ -97,8 +102,23 @@ export class ChangeListener {
     }
   }
 
+  /** Pings the listening connection while it listens; one that does not answer is lost. */
+  private keepChecking(client: pg.PoolClient): void {
+    clearInterval(this.ping);
+    let pinging = false;
+    this.ping = setInterval(() => {
+      if (pinging || this.client !== client) return;
+      pinging = true;
+      timedQuery(client, this.deadlines, "watch", "", "SELECT 1").then(
+        () => (pinging = false),
+        () => this.lost(client),
+      );
+    }, this.deadlines.statementMs / 2).unref();
+  }
+
   private lost(client: pg.PoolClient): void {
     if (this.client !== client) return;
+    clearInterval(this.ping);
     this.client = undefined;
     client.removeAllListeners("notification");
     client.release(new Error("the listening connection failed"));

@@ -146,6 +146,22 @@ describe.concurrent("deadlines", () => {
     expect(result.stderr).toMatch(new RegExp(`^sessionkit: ls: .*no connection to the server within ${CONNECT_MS} ms \\(connectTimeoutMs\\)`));
     expect(ms).toBeLessThan(CONNECT_MS + 4000);
   });
+
+  it("a watch whose connection stalls reconnects once the path is back and tells its watcher its directory changed", async (context) => {
+    const cut = await proxy(context);
+    const port = portThrough(context, cut);
+    const seen: string[] = [];
+    await port.watch("watched", (path) => seen.push(path));
+    cut.setMode("stall");
+    const stalled = performance.now();
+    cut.setMode("pass"); // the open connection stays stalled; a new one gets through
+    await waitFor("the overflow report", () => (seen.includes("watched") ? true : undefined), STATEMENT_MS * 2);
+    const reportedMs = performance.now() - stalled;
+    await direct.append("watched/after", new Uint8Array([1]));
+    await waitFor("a change after reconnecting", () => (seen.includes("watched/after") ? true : undefined));
+    console.info(`a stalled watch reconnected and reported its directory ${reportedMs.toFixed(0)} ms after the stall (pinged every ${STATEMENT_MS / 2} ms)`);
+    expect(reportedMs).toBeLessThanOrEqual(STATEMENT_MS * 1.5 + 1000);
+  });
 });
 
 describe.concurrent("a writer's lock is a lease", () => {

@@ -147,6 +147,27 @@ describe("postgres port", () => {
     expect((await chunkRows("big")).map((row) => row.off)).toEqual([0, CHUNK_BYTES, 2 * CHUNK_BYTES, 2 * CHUNK_BYTES + 5, 3 * CHUNK_BYTES + 5]);
   });
 
+  it("a write over 1 MiB (its own connection, 256 KiB statements in one transaction): the file's later changes wait for it, in call order; its rows are CHUNK_BYTES", async () => {
+    const big = new Uint8Array(3 * (1 << 20) + 5).fill(0x62);
+    const done: string[] = [];
+    const track = (name: string, promise: Promise<void>) => promise.then(() => void done.push(name));
+    await Promise.all([
+      track("write", port.write("bulk/file", big)),
+      track("append", port.append("bulk/file", encoder.encode("tail"))),
+      track("sync", port.sync("bulk/file")),
+      track("other", port.append("bulk/other", encoder.encode("not held up"))),
+    ]);
+    expect(done.indexOf("other")).toBeLessThan(done.indexOf("write"));
+    expect(done.slice(done.indexOf("write"))).toEqual(["write", "append", "sync"]);
+    const stored = (await port.read("bulk/file"))!;
+    expect(stored.length).toBe(big.length + 4);
+    expect(decoder.decode(stored.subarray(big.length))).toBe("tail");
+    const rows = await chunkRows("bulk/file");
+    // 12 full rows, then the 5 bytes left topped up by the append.
+    expect(rows.slice(0, -1)).toEqual(Array.from({ length: 12 }, (_, i) => ({ off: i * CHUNK_BYTES, length: CHUNK_BYTES })));
+    expect(rows.at(-1)).toEqual({ off: 12 * CHUNK_BYTES, length: 9 });
+  });
+
   it("a range read touches only the chunks it overlaps: a damaged chunk elsewhere does not matter", async () => {
     const path = "r/file";
     for (let i = 0; i < 10; i++) await port.append(path, encoder.encode(String(i).repeat(TOP_UP_BYTES)));
