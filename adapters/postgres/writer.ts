@@ -394,12 +394,21 @@ export class Writer {
     }
   }
 
-  private lose(key: string): void {
+  /**
+   * Marks a held lock lost. Unless its connection is gone (the next one cleans up), what is left of
+   * it is given up at once: its row if still ours, and the advisory lock that shows it alive, which
+   * would otherwise have the next writer end this port's healthy connection once the lease lapsed.
+   */
+  private lose(key: string, connectionGone = false): void {
     const token = this.held.get(key);
     if (!token) return;
     this.held.delete(key);
     this.lost.set(key, token);
     this.stopRenewalWhenIdle();
+    if (connectionGone) return;
+    void this.onConnection("unlock", key, (connection) =>
+      timedQuery(connection.client, this.settings.deadlines, "unlock", key, `SELECT ${quoted(this.schema)}.release_lock($1, $2)`, [key, token]),
+    ).catch(() => {});
   }
 
   private stopRenewalWhenIdle(): void {
@@ -482,7 +491,7 @@ export class Writer {
     if (this.connection !== connection) return;
     this.connection = undefined;
     if (connection.direct) this.orphan = { pid: connection.pid, started: connection.started };
-    for (const key of [...this.held.keys()]) this.lose(key);
+    for (const key of [...this.held.keys()]) this.lose(key, true);
     connection.client.release(error instanceof Error ? error : new Error(String(error)));
     // Give the lost locks up now rather than at the next use, when the server can be reached.
     void this.exclusive(async () => {
