@@ -6,6 +6,7 @@ const CODES: Record<string, StorageErrorCode> = {
   SK404: "not-found",
   SK400: "invalid",
   SK409: "io",
+  SK423: "locked", // a write under a lock that another writer has taken over
   "53100": "quota", // disk_full
 };
 
@@ -26,8 +27,11 @@ export function isConnectionLost(error: unknown): boolean {
   return state === undefined || state.startsWith("08") || /^57P0[1-3]$/.test(state);
 }
 
-/** A failure of `action` on `path` as a StorageError with the server's message. */
-export function toStorageError(error: unknown, action: string, path: string): StorageError {
+/**
+ * A failure of `action` on `path` as a StorageError with the server's message; `lockMs`, the
+ * lock_timeout the statement ran with, is named when that wait ran out.
+ */
+export function toStorageError(error: unknown, action: string, path: string, lockMs?: number): StorageError {
   if (error instanceof StorageError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const state = sqlState(error);
@@ -36,6 +40,10 @@ export function toStorageError(error: unknown, action: string, path: string): St
   if (mapped && state?.startsWith("SK")) return new StorageError(mapped, message, { path, cause: error });
   const where = path === "" ? action : `${action} ${JSON.stringify(path)}`;
   if (mapped) return new StorageError(mapped, `postgres ${where}: ${message}`, { path, cause: error });
+  if (state === "55P03") {
+    const wait = lockMs === undefined ? "" : ` ${lockMs} ms`;
+    return new StorageError("io", `postgres ${where}: waited${wait} for another transaction's lock (lockTimeoutMs) [${state}]`, { path, cause: error });
+  }
   if (isConnectionLost(error)) return new StorageError("io", `postgres ${where}: lost the connection to the server (${message})`, { path, cause: error });
   return new StorageError("io", `postgres ${where}: ${message}${state ? ` [${state}]` : ""}`, { path, cause: error });
 }

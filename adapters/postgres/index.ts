@@ -9,8 +9,13 @@
  * chunks.
  *
  * Connections: reads go through the pool (the caller's, or one the port makes from a connection
- * string); mutations and advisory locks go through one connection of it (writer.ts explains why);
- * `watch` holds one more while any watch is open (listener.ts).
+ * string); mutations and lock leases go through one connection of it, large writes through one
+ * more while they run (writer.ts explains why); `watch` holds one more while any watch is open
+ * (listener.ts). So the pool must hold at least MIN_CONNECTIONS.
+ *
+ * Liveness: every wait for the server has a deadline (connection.ts), TCP keepalives are on in
+ * the pool the port makes, and a writer's lock is a lease (writer.ts): a holder that is suspended
+ * or cut off loses it within `leaseMs`, and its next write is refused.
  *
  * Durability: every mutation is committed before its promise resolves, so `sync` only waits for
  * the file's queued mutations. What a commit guarantees is the server's `synchronous_commit`: with
@@ -33,7 +38,8 @@ import {
   type FullStoragePort,
   type StorageWatch,
 } from "../../src/port.js";
-import { toStorageError } from "./errors.js";
+import { checkout, isTimedOut, timedQuery, type Deadlines } from "./connection.js";
+import { isConnectionLost, toStorageError } from "./errors.js";
 import { ChangeListener } from "./listener.js";
 import { NO_END, listQuery, readQuery, statQuery } from "./queries.js";
 import { changeChannel, checkSchemaName, ensureSchema } from "./schema.js";
@@ -62,19 +68,44 @@ export interface PostgresPool {
 export interface PostgresStorageOptions {
   /**
    * A connection string (`postgres://user@host:5432/db`), or a `pg.Pool` the caller owns (the
-   * port takes up to two of its connections for as long as it lives, and never ends it).
+   * port holds up to two of its connections while it lives, one more during a large write, and
+   * never ends it). A
+   * caller's `pg.Pool` must allow at least 3 connections (`max`), and should be made with
+   * `keepAlive: true`.
    */
   connection: string | PostgresPool;
-  /** The schema holding the store's tables, created on first use; default "sessionkit". */
+  /**
+   * The schema holding the store's tables, created on first use; default "sessionkit". Not a
+   * reserved word, nor `public`, `information_schema` or `pg_*`.
+   */
   schema?: string;
-  /** Size of the pool the port makes from a connection string; default 4. */
+  /**
+   * Size of the pool the port makes from a connection string; default 5, at least 3 (the
+   * writing connection, the listening one while a watch is open, and one to read with).
+   */
   maxConnections?: number;
+  /** How long to wait for a connection (a new one's TCP connect and startup included); default 5000. */
+  connectTimeoutMs?: number;
+  /**
+   * How long the server may stay silent while a statement is outstanding before the connection
+   * is given up (io); default 10000. A slow statement that keeps data flowing is not cut.
+   */
+  statementTimeoutMs?: number;
+  /** How long a change waits for another transaction's lock on the same file (PostgreSQL's lock_timeout); default 5000. */
+  lockTimeoutMs?: number;
+  /**
+   * A writer lock's lease: renewed every third of it; a holder that stops renewing (suspended,
+   * cut off) loses its lock to the next writer once it has lapsed; default 15000.
+   */
+  leaseMs?: number;
+  /** Idle time before TCP keepalive probes start on the pool the port makes; default 10000. */
+  keepAliveMs?: number;
 }
 
 /**
  * The PostgreSQL port: a StoragePort with every optional method. `sync` waits for the file's
- * queued changes (each is committed before it resolves); a lock is a PostgreSQL advisory lock,
- * shared with every process on the database; `watch` reports the changes made through any port
+ * queued changes (each is committed before it resolves); a lock is a lease in the database,
+ * shared with every process on it, and fences the writes of a holder that lost it; `watch` reports the changes made through any port
  * on the same schema, on any machine (LISTEN/NOTIFY); `close` waits for queued changes, releases
  * the locks and connections the port took, and ends the pool it made (a caller's pool stays open).
  */
@@ -86,7 +117,9 @@ export type PostgresStorage = FullStoragePort & {
 };
 
 const DEFAULT_SCHEMA = "sessionkit";
-const DEFAULT_MAX_CONNECTIONS = 4;
+const DEFAULT_MAX_CONNECTIONS = 5;
+/** The writing connection, the listening one, and one to read with. */
+const MIN_CONNECTIONS = 3;
 
 /**
  * A StoragePort in a PostgreSQL database, for a store that many processes on many machines share.
@@ -104,11 +137,19 @@ class PostgresPort implements PostgresStorage {
   private readonly writer: Writer;
   private readonly listener: ChangeListener;
 
+  private readonly deadlines: Deadlines;
+
   constructor(private readonly options: PostgresStorageOptions) {
     this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
+    checkPoolSize(options);
+    this.deadlines = {
+      connectMs: positive(options, "connectTimeoutMs", 5000),
+      statementMs: positive(options, "statementTimeoutMs", 10_000),
+      lockMs: positive(options, "lockTimeoutMs", 5000),
+    };
     const pool = () => this.pool();
-    this.writer = new Writer(pool, this.schema);
-    this.listener = new ChangeListener(pool, changeChannel(this.schema));
+    this.writer = new Writer(pool, this.schema, { deadlines: this.deadlines, leaseMs: positive(options, "leaseMs", 15_000) });
+    this.listener = new ChangeListener(pool, changeChannel(this.schema), this.deadlines);
   }
 
   async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
@@ -212,10 +253,14 @@ class PostgresPort implements PostgresStorage {
   }
 
   private async query<Row extends pg.QueryResultRow>(action: string, path: string, sql: string, params: unknown[]): Promise<Row[]> {
-    const pool = await this.pool();
+    const client = await checkout(await this.pool(), this.deadlines, action, path);
     try {
-      return (await pool.query<Row>(sql, params)).rows;
+      const { rows } = await timedQuery<Row>(client, this.deadlines, action, path, sql, params);
+      client.release();
+      return rows;
     } catch (error) {
+      // A connection that failed or timed out must not go back to the pool.
+      client.release(isConnectionLost(error) || isTimedOut(error) ? (error as Error) : undefined);
       throw toStorageError(error, action, path);
     }
   }
@@ -229,8 +274,12 @@ class PostgresPort implements PostgresStorage {
         pool = new (await loadPg()).Pool({
           connectionString: connection,
           max: this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
-          // Names the writer in pg_stat_activity and in another writer's "locked" message.
+          // Names the port's connections in pg_stat_activity.
           application_name: `sessionkit pid ${process.pid}`,
+          connectionTimeoutMillis: this.deadlines.connectMs,
+          // A peer that vanished without a word (a dead host, a dropped route) shows as a failed connection.
+          keepAlive: true,
+          keepAliveInitialDelayMillis: positive(this.options, "keepAliveMs", 10_000),
         });
         // An idle connection that fails is dropped by the pool; the next query takes another.
         pool.on("error", () => {});
@@ -239,7 +288,7 @@ class PostgresPort implements PostgresStorage {
         pool = connection as pg.Pool;
       }
       try {
-        await ensureSchema(pool, this.schema);
+        await ensureSchema(pool, this.schema, this.deadlines);
       } catch (error) {
         if (pool === this.ownPool) this.ownPool = undefined;
         if (pool !== connection) await pool.end().catch(() => {});
@@ -252,6 +301,28 @@ class PostgresPort implements PostgresStorage {
     });
     return this.ready;
   }
+}
+
+/** Refuses a pool too small for what the port holds open, which would leave reads waiting for good. */
+function checkPoolSize(options: PostgresStorageOptions): void {
+  const { connection } = options;
+  const [max, what] =
+    typeof connection === "string"
+      ? [options.maxConnections ?? DEFAULT_MAX_CONNECTIONS, "maxConnections"]
+      : [(connection as { options?: { max?: unknown } }).options?.max, "the pg.Pool's max"];
+  if (typeof max === "number" && !(max >= MIN_CONNECTIONS)) {
+    throw new StorageError(
+      "invalid",
+      `postgresStorage: ${what} is ${max}; the port needs at least ${MIN_CONNECTIONS} connections (one writing, one listening while a watch is open, one or more to read with)`,
+    );
+  }
+}
+
+/** A timing option: a positive number of milliseconds, or its default. */
+function positive(options: PostgresStorageOptions, name: "connectTimeoutMs" | "statementTimeoutMs" | "lockTimeoutMs" | "leaseMs" | "keepAliveMs", fallback: number): number {
+  const value = options[name] ?? fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new StorageError("invalid", `postgresStorage: ${name} must be a positive number of milliseconds (got ${value})`);
+  return value;
 }
 
 /** `pg`, an optional peer dependency: needed only when the port makes its own pool. */

@@ -4,11 +4,14 @@
  * watch is open and hands each path to the watchers of a directory at or above it.
  *
  * A dropped listening connection is re-established (backing off up to 5 s); since notifications
- * sent in between are lost, each watcher is then told its own directory changed (an overflow).
+ * sent in between are lost, each watcher is then told its own directory changed (an overflow). A
+ * connection that only goes silent (a stalled path keeps it open, and a LISTEN never answers
+ * anything) is found by a ping every statementTimeoutMs / 2, under the statement deadline.
  */
 import type pg from "pg";
 import type { StorageWatch } from "../../src/port.js";
 import { isAtOrBelow } from "../kit/watchers.js";
+import { checkout, timedQuery, type Deadlines } from "./connection.js";
 import { toStorageError } from "./errors.js";
 
 interface Watcher {
@@ -23,11 +26,13 @@ export class ChangeListener {
   private client: pg.PoolClient | undefined;
   private connecting: Promise<pg.PoolClient> | undefined;
   private retry: ReturnType<typeof setTimeout> | undefined;
+  private ping: ReturnType<typeof setInterval> | undefined;
   private closed = false;
 
   constructor(
     private readonly pool: () => Promise<pg.Pool>,
     private readonly channel: string,
+    private readonly deadlines: Deadlines,
   ) {}
 
   /** Resolves once the connection LISTENs: a change committed after that is reported. */
@@ -53,12 +58,13 @@ export class ChangeListener {
     this.closed = true;
     this.watchers.clear();
     clearTimeout(this.retry);
+    clearInterval(this.ping);
     const client = this.client ?? (await this.connecting?.catch(() => undefined));
     this.client = undefined;
     if (!client) return;
     client.removeAllListeners("notification");
     try {
-      await client.query("UNLISTEN *");
+      await timedQuery(client, this.deadlines, "unwatch", "", "UNLISTEN *");
       client.release();
     } catch (error) {
       client.release(error as Error);
@@ -69,16 +75,17 @@ export class ChangeListener {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
       try {
-        const client = await (await this.pool()).connect();
+        const client = await checkout(await this.pool(), this.deadlines, "watch", "");
         client.on("notification", (message) => this.deliver(message.payload ?? ""));
         client.on("error", () => this.lost(client));
         try {
-          await client.query(`LISTEN "${this.channel}"`);
+          await timedQuery(client, this.deadlines, "watch", "", `LISTEN "${this.channel}"`);
         } catch (error) {
           client.release(error as Error);
           throw error;
         }
         this.client = client;
+        this.keepChecking(client);
         return client;
       } finally {
         this.connecting = undefined;
@@ -95,8 +102,23 @@ export class ChangeListener {
     }
   }
 
+  /** Pings the listening connection while it listens; one that does not answer is lost. */
+  private keepChecking(client: pg.PoolClient): void {
+    clearInterval(this.ping);
+    let pinging = false;
+    this.ping = setInterval(() => {
+      if (pinging || this.client !== client) return;
+      pinging = true;
+      timedQuery(client, this.deadlines, "watch", "", "SELECT 1").then(
+        () => (pinging = false),
+        () => this.lost(client),
+      );
+    }, this.deadlines.statementMs / 2).unref();
+  }
+
   private lost(client: pg.PoolClient): void {
     if (this.client !== client) return;
+    clearInterval(this.ping);
     this.client = undefined;
     client.removeAllListeners("notification");
     client.release(new Error("the listening connection failed"));

@@ -1,30 +1,43 @@
 /**
- * The port's writing connection: one connection taken from the pool for the port's life, which
- * runs every mutation in call order and holds the port's advisory locks.
+ * The port's writing side: mutations in call order per file, and the writer locks.
  *
- * Why one connection for both: a session-level advisory lock lives exactly as long as the
- * connection that took it, so a writer process that dies or loses its connection loses its locks
- * with it, and another may take them at once. Were the writes sent on other connections, a
- * writer whose lock connection had dropped could still land an append after another writer took
- * the lock. Here the writes of a locked file go over the very connection that holds its lock: once
- * it is gone, they fail, and the port refuses writes to the files whose locks it lost until those
- * locks are released (a fresh connection does not hold them).
+ * Two lanes. Small mutations run one after another on the port's writing connection (one taken
+ * from the pool while the port lives); appends to one file that queue up behind a running
+ * statement go out as one statement, and appends to several files issued together as one
+ * transaction, up to BATCH_BYTES. A write or append larger than BULK_BYTES runs on a connection
+ * of its own, as one transaction of statements of BULK_PART_BYTES, each sent once the small
+ * mutations queued meanwhile are done (or after BULK_YIELD_MS): a 64 MiB write used to hold every
+ * other file's mutations for its whole run, and one statement of it for its whole size. Later
+ * mutations of its file wait for it.
  *
- * Mutations queue in call order. Appends to one file that queue up behind a running statement
- * (no other operation on that file between them) go out as one statement; appends issued in one
- * tick do too.
+ * Locks are rows with a lease and a fencing token (schema.ts): the holder renews the lease every
+ * leaseMs / 3 on the writing connection, which also holds, while it lives and talks to the server
+ * directly, a session advisory lock that tells others it is alive. A write to a locked file
+ * carries the lock's token, and the server refuses it once another writer has taken the lock
+ * over, whichever connection it comes on: no split brain, behind a pooler too.
+ *
+ * A lock is lost when its lease could not be kept: the writing connection failed (its lease
+ * would go unrenewed), a renewal found it taken over, or a write of its file ended with its
+ * outcome unknown. The port then refuses writes to that file until the lock is released or taken
+ * again (a new SessionManager on the file may take it at once, the failed one's lock is dead).
+ * After the writing connection failed, the port's next connection ends the old backend if it
+ * still lives (a half-connected orphan) and gives up its lost locks' rows, so others need not
+ * wait for the lease.
  */
+import { hostname } from "node:os";
 import type pg from "pg";
 import { StorageError, type StorageLock } from "../../src/port.js";
 import { concat } from "../kit/bytes.js";
+import { checkout, isDirect, isTimedOut, timedQuery, type Deadlines } from "./connection.js";
 import { isConnectionLost, toStorageError } from "./errors.js";
+import { quoted } from "./schema.js";
 
 export type Mutation =
   | { kind: "append"; path: string; data: Uint8Array }
   | { kind: "write"; path: string; data: Uint8Array }
   | { kind: "truncate"; path: string; size: number }
   | { kind: "remove"; path: string }
-  /** Resolves once every earlier mutation is committed. */
+  /** Resolves once every earlier mutation of the file is committed ("" : of every file). */
   | { kind: "barrier"; path: string };
 
 /** Appends to several files in one transaction (the files sorted by path). */
@@ -34,8 +47,21 @@ interface AppendMany {
   data: Uint8Array[];
 }
 
-/** Largest batch of appends to several files sent as one statement. */
-const BATCH_BYTES = 8 << 20;
+/** Largest batch of appends sent as one statement on the writing connection. */
+const BATCH_BYTES = 1 << 20;
+
+/** A write or append larger than this runs on a connection of its own. */
+const BULK_BYTES = 1 << 20;
+
+/**
+ * The statements of such a write carry this many bytes each (a multiple of CHUNK_BYTES). Measured
+ * with a flush loop beside a 64 MiB write on a loaded 2-core machine: 256 KiB kept the flushes'
+ * median at the control's, 1 and 4 MiB did not (the write alone: 1.6 s at 256 KiB, 1.2 s at 4 MiB).
+ */
+const BULK_PART_BYTES = 256 << 10;
+
+/** Longest a bulk statement waits for the writing connection's queue to empty (small mutations go first). */
+const BULK_YIELD_MS = 20;
 
 interface Queued {
   mutation: Mutation;
@@ -43,104 +69,155 @@ interface Queued {
   reject(error: unknown): void;
 }
 
+interface Connection {
+  client: pg.PoolClient;
+  /** Its backend, to end it should the connection be lost while the backend lives on. */
+  pid: number;
+  started: string;
+  /** No pooler between: the advisory lock that shows a holder alive is the holder's own. */
+  direct: boolean;
+}
+
+export interface WriterSettings {
+  deadlines: Deadlines;
+  leaseMs: number;
+}
+
 export class Writer {
   private readonly queue: Queued[] = [];
   private pumping = false;
-  private connection: { client: pg.PoolClient; generation: number } | undefined;
-  private connecting: Promise<{ client: pg.PoolClient; generation: number }> | undefined;
-  private generation = 0;
-  /** Lock keys held on the current connection. */
-  private readonly held = new Set<string>();
-  /** Lock keys whose connection dropped while held: their files refuse writes until released. */
-  private readonly lost = new Set<string>();
-  /** The last use of the connection: uses go one after another (a pg client runs one query at a time). */
+  /** Called when the queue has emptied (bulk statements wait for it). */
+  private readonly onIdle = new Set<() => void>();
+  /** Files with a bulk mutation running, and their mutations that wait for it. */
+  private readonly busy = new Map<string, Queued[]>();
+  private readonly bulks = new Set<Promise<void>>();
+  private connection: Connection | undefined;
+  private connecting: Promise<Connection> | undefined;
+  /** The backend of the writing connection that failed last: ended by the next connection. */
+  private orphan: { pid: number; started: string } | undefined;
+  /** Lock keys held, with their tokens. */
+  private readonly held = new Map<string, string>();
+  /** Lock keys lost while held, with their tokens: their files refuse writes until released. */
+  private readonly lost = new Map<string, string>();
+  private renewal: ReturnType<typeof setInterval> | undefined;
+  /** The last use of the writing connection: uses go one after another (a pg client runs one query at a time). */
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly owner = `sessionkit pid ${process.pid} on ${hostname()}`;
+  private closing = false;
 
   constructor(
     private readonly pool: () => Promise<pg.Pool>,
     private readonly schema: string,
+    private readonly settings: WriterSettings,
   ) {}
 
   run(mutation: Mutation): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ mutation, resolve, reject });
-      if (!this.pumping) {
-        this.pumping = true;
-        // One microtask later: appends issued in the same tick join the first statement.
-        queueMicrotask(() => void this.pump());
-      }
-    });
+    return new Promise<void>((resolve, reject) => this.enqueue([{ mutation, resolve, reject }]));
   }
 
   async acquireLock(key: string): Promise<StorageLock> {
-    if (this.held.has(key) || this.lost.has(key)) throw locked(key, "this port");
-    this.held.add(key); // reserved while the query runs: a second call fails at once
-    let generation: number;
+    if (this.held.has(key)) throw locked(key, "this port");
+    const replace = this.lost.get(key) ?? null;
+    this.held.set(key, ""); // reserved while the query runs: a second call fails at once
+    let token: string;
     try {
-      const holder = await this.exclusive(async () => {
-        const connection = await this.connect();
-        generation = connection.generation;
-        const { rows } = await connection.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [this.lockName(key)]);
-        if (rows[0]?.ok === true) return null;
-        // Who holds it, for the message: the application name and address of its connection.
-        const held = await connection.client.query<{ who: string }>(
-          `SELECT format('%s (backend pid %s, client %s)', nullif(a.application_name, ''), a.pid, coalesce(host(a.client_addr), 'local socket')) AS who
-           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-           WHERE l.locktype = 'advisory' AND l.granted AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
-          [this.lockName(key)],
-        );
-        return held.rows[0]?.who ?? "another connection";
-      });
-      if (holder !== null) throw locked(key, holder);
+      const outcome = await this.onConnection("lock", key, (connection) =>
+        timedQuery<{ token: string | null; holder: string | null }>(
+          connection.client,
+          this.settings.deadlines,
+          "lock",
+          key,
+          `SELECT token::text, holder FROM ${quoted(this.schema)}.acquire_lock($1, $2, $3, $4, $5, $6)`,
+          [key, this.owner, this.settings.leaseMs, connection.direct, replace, this.settings.deadlines.lockMs],
+        ),
+      );
+      const row = outcome.rows[0];
+      if (!row?.token) throw locked(key, row?.holder ?? "another writer");
+      token = row.token;
     } catch (error) {
-      this.held.delete(key);
-      this.lost.delete(key); // a connection that dropped during the attempt added it
-      throw this.failure(error, "lock", key);
+      if (this.held.get(key) === "") this.held.delete(key);
+      throw error;
     }
+    this.held.set(key, token);
+    if (this.lost.get(key) === replace) this.lost.delete(key);
+    this.renewal ??= setInterval(() => void this.renew(), this.settings.leaseMs / 3).unref();
     let released = false;
     return {
       release: async () => {
         if (released) return;
         released = true;
-        if (this.connection?.generation !== generation) {
-          this.lost.delete(key); // died with its connection
+        if (this.lost.get(key) === token) {
+          this.lost.delete(key); // its row went with the failure, or goes at the next connection
           return;
         }
+        if (this.held.get(key) !== token) return;
         this.held.delete(key);
-        try {
-          await this.exclusive(async () => {
-            // Still the connection that took it (else the lock went with the one that dropped).
-            if (this.connection?.generation === generation) await this.connection.client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [this.lockName(key)]);
-          });
-        } catch (error) {
-          // Only a dropped connection fails here, and it took the lock with it.
-          this.failure(error, "unlock", key);
-        }
+        this.stopRenewalWhenIdle();
+        // Only a failed connection fails here: the lease then lapses, and the backend is ended.
+        await this.onConnection("unlock", key, (connection) =>
+          timedQuery(connection.client, this.settings.deadlines, "unlock", key, `SELECT ${quoted(this.schema)}.release_lock($1, $2)`, [key, token]),
+        ).catch(() => {});
       },
     };
   }
 
   /** Waits for queued mutations, then gives the connection back without any lock on it. */
   async close(): Promise<void> {
-    await this.run({ kind: "barrier", path: "" }).catch(() => {});
-    const connection = this.connection;
-    if (!connection) return;
-    this.connection = undefined;
-    for (const key of this.held) this.lost.add(key);
-    this.held.clear();
+    this.closing = true;
     try {
-      // A pooled connection must not carry our locks to its next user.
-      await this.exclusive(() => connection.client.query("SELECT pg_advisory_unlock_all()"));
-      connection.client.release();
-    } catch (error) {
-      connection.client.release(error as Error);
+      // Bulk mutations hand their file's waiting mutations back to the queue when they end.
+      for (;;) {
+        await this.run({ kind: "barrier", path: "" }).catch(() => {});
+        if (this.bulks.size === 0) break;
+        await Promise.all(this.bulks);
+      }
+      clearInterval(this.renewal);
+      this.renewal = undefined;
+      // After the connection's earlier uses (a renewal, a clean-up), so that none outlives close.
+      await this.exclusive(async () => {
+        const connection = this.connection;
+        const locks = [...this.held, ...this.lost];
+        this.connection = undefined;
+        this.held.clear();
+        this.lost.clear();
+        if (!connection) return;
+        try {
+          for (const [key, token] of locks) {
+            await timedQuery(connection.client, this.settings.deadlines, "unlock", key, `SELECT ${quoted(this.schema)}.release_lock($1, $2)`, [key, token]);
+          }
+          connection.client.release();
+        } catch (error) {
+          connection.client.release(error as Error);
+        }
+      });
+    } finally {
+      this.closing = false;
+    }
+  }
+
+  private enqueue(items: Queued[]): void {
+    this.queue.push(...items);
+    if (!this.pumping) {
+      this.pumping = true;
+      // One microtask later: appends issued in the same tick join the first statement.
+      queueMicrotask(() => void this.pump());
     }
   }
 
   private async pump(): Promise<void> {
     for (let next = this.queue.shift(); next; next = this.queue.shift()) {
-      if (next.mutation.kind !== "append") {
-        await this.settle([next], () => this.execute(next.mutation));
+      const { mutation } = next;
+      const parked = this.busy.get(mutation.path);
+      if (parked) {
+        parked.push(next);
+        continue;
+      }
+      if ((mutation.kind === "append" || mutation.kind === "write") && mutation.data.length > BULK_BYTES) {
+        this.startBulk(next, mutation);
+        continue;
+      }
+      if (mutation.kind !== "append") {
+        await this.settle([next], () => this.execute(mutation));
         continue;
       }
       const groups = this.takeAppends(next);
@@ -157,7 +234,7 @@ export class Writer {
         for (const queued of all) queued.resolve();
       } catch (error) {
         // A lost connection may have lost the reply to a commit: running again could append twice.
-        if (isConnectionLost((error as { cause?: unknown }).cause ?? error)) {
+        if (isConnectionLost((error as { cause?: unknown }).cause ?? error) || isTimedOut(error)) {
           for (const queued of all) queued.reject(forCaller(error, queued.mutation.path));
           continue;
         }
@@ -165,6 +242,21 @@ export class Writer {
       }
     }
     this.pumping = false;
+    for (const wake of this.onIdle) wake();
+  }
+
+  /** Resolves once the writing connection's queue is empty, or after BULK_YIELD_MS. */
+  private yieldToSmall(): Promise<void> {
+    if (!this.pumping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.onIdle.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, BULK_YIELD_MS);
+      this.onIdle.add(wake);
+    });
   }
 
   private async settle(callers: Queued[], run: () => Promise<void>): Promise<void> {
@@ -185,7 +277,7 @@ export class Writer {
    */
   private takeAppends(first: Queued): Queued[][] {
     const groups = new Map<string, Queued[]>([[first.mutation.path, [first]]]);
-    const blocked = new Set<string>();
+    const blocked = new Set<string>(this.busy.keys());
     let bytes = (first.mutation as { data: Uint8Array }).data.length;
     for (let i = 0; i < this.queue.length; ) {
       const { mutation } = this.queue[i]!;
@@ -207,25 +299,135 @@ export class Writer {
   private async execute(mutation: Mutation | AppendMany): Promise<void> {
     if (mutation.kind === "barrier") return;
     const path = mutation.kind === "append-many" ? "" : mutation.path;
-    for (const each of mutation.kind === "append-many" ? mutation.paths : [path]) {
-      if (this.lost.has(each)) {
-        throw new StorageError("io", `postgres ${mutation.kind} ${JSON.stringify(each)}: the connection holding its lock was lost; release the lock and take it again`, { path: each });
-      }
-    }
-    const s = this.schema;
+    const paths = mutation.kind === "append-many" ? mutation.paths : [path];
+    for (const each of paths) this.refuseLost(mutation.kind, each);
+    const s = quoted(this.schema);
+    const lockMs = this.settings.deadlines.lockMs;
+    const token = this.held.get(path) || null;
     const [sql, params]: [string, unknown[]] =
       mutation.kind === "append-many"
-        ? [`SELECT ${s}.append_many($1, $2)`, [mutation.paths, mutation.data.map(bufferOf)]]
+        ? [`SELECT ${s}.append_many($1, $2, $3, $4)`, [mutation.paths, mutation.data.map(bufferOf), mutation.paths.map((p) => this.held.get(p) || null), lockMs]]
         : mutation.kind === "append" || mutation.kind === "write"
-          ? [`SELECT ${s}.${mutation.kind}($1, $2)`, [path, bufferOf(mutation.data)]]
+          ? [`SELECT ${s}.${mutation.kind}($1, $2, $3, $4)`, [path, bufferOf(mutation.data), token, lockMs]]
           : mutation.kind === "truncate"
-            ? [`SELECT ${s}.truncate($1, $2)`, [path, mutation.size]]
-            : [`SELECT ${s}.remove($1)`, [path]];
+            ? [`SELECT ${s}.truncate($1, $2, $3, $4)`, [path, mutation.size, token, lockMs]]
+            : [`SELECT ${s}.remove($1, $2, $3)`, [path, token, lockMs]];
     try {
-      await this.exclusive(async () => (await this.connect()).client.query(sql, params));
+      await this.onConnection(mutation.kind, path, (connection) => timedQuery(connection.client, this.settings.deadlines, mutation.kind, path, sql, params));
     } catch (error) {
-      throw this.failure(error, mutation.kind, path);
+      // Taken over (a batch's failing file is found when its appends run alone).
+      if (mutation.kind !== "append-many" && error instanceof StorageError && error.code === "locked") this.lose(path);
+      throw error;
     }
+  }
+
+  /** Runs a large write or append on a connection of its own; its file's later mutations wait. */
+  private startBulk(queued: Queued, mutation: { kind: "append" | "write"; path: string; data: Uint8Array }): void {
+    this.busy.set(mutation.path, []);
+    const done = this.settle([queued], () => this.bulk(mutation)).finally(() => {
+      this.bulks.delete(done);
+      // Its file's mutations, parked or still queued, in call order behind the rest.
+      const waiting = this.busy.get(mutation.path)!;
+      this.busy.delete(mutation.path);
+      for (let i = 0; i < this.queue.length; ) {
+        if (this.queue[i]!.mutation.path === mutation.path) waiting.push(...this.queue.splice(i, 1));
+        else i++;
+      }
+      this.enqueue(waiting);
+    });
+    this.bulks.add(done);
+  }
+
+  private async bulk({ kind, path, data }: { kind: "append" | "write"; path: string; data: Uint8Array }): Promise<void> {
+    this.refuseLost(kind, path);
+    const { deadlines } = this.settings;
+    const s = quoted(this.schema);
+    const client = await checkout(await this.pool(), deadlines, kind, path);
+    const query = (text: string, values?: unknown[]) => timedQuery(client, deadlines, kind, path, text, values);
+    let failure: unknown;
+    try {
+      await query("BEGIN");
+      // A connection that dies between statements must not keep the file's row locked.
+      await query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1000, 2 * deadlines.statementMs)}`);
+      for (let at = 0; at < data.length; at += BULK_PART_BYTES) {
+        await this.yieldToSmall();
+        const part = bufferOf(data.subarray(at, at + BULK_PART_BYTES));
+        const fn = at === 0 && kind === "write" ? "write" : "append";
+        await query(`SELECT ${s}.${fn}($1, $2, $3, $4)`, [path, part, this.held.get(path) || null, deadlines.lockMs]);
+      }
+      await query("COMMIT");
+    } catch (error) {
+      failure = error;
+      const lost = isConnectionLost(error) || isTimedOut(error);
+      if (!lost) await client.query("ROLLBACK").catch(() => {});
+      // A commit whose reply was lost may have landed: the file's lock cannot vouch for it.
+      if (lost || (error instanceof StorageError && error.code === "locked")) this.lose(path);
+      throw toStorageError(error, kind, path, deadlines.lockMs);
+    } finally {
+      client.release(failure !== undefined && (isConnectionLost(failure) || isTimedOut(failure)) ? (failure as Error) : undefined);
+    }
+  }
+
+  private refuseLost(action: string, path: string): void {
+    if (this.lost.has(path)) {
+      throw new StorageError("io", `postgres ${action} ${JSON.stringify(path)}: this port lost its lock on it (connection lost or lease lapsed); release the lock and take it again`, {
+        path,
+      });
+    }
+  }
+
+  /** Renews every held lock's lease; the ones found taken over are lost. */
+  private async renew(): Promise<void> {
+    const locks = [...this.held].filter(([, token]) => token !== "");
+    if (locks.length === 0) return;
+    try {
+      const { rows } = await this.onConnection("renew lock", "", (connection) =>
+        timedQuery<{ key: string }>(connection.client, this.settings.deadlines, "renew lock", "", `SELECT ${quoted(this.schema)}.renew_locks($1, $2) AS key`, [
+          locks.map(([key]) => key),
+          locks.map(([, token]) => token),
+        ]),
+      );
+      const kept = new Set(rows.map((row) => row.key));
+      for (const [key, token] of locks) if (!kept.has(key) && this.held.get(key) === token) this.lose(key);
+    } catch {
+      // A failed connection lost every lock already (onConnection); else the next renewal tries again.
+    }
+  }
+
+  /**
+   * Marks a held lock lost. Unless its connection is gone (the next one cleans up), what is left of
+   * it is given up at once: its row if still ours, and the advisory lock that shows it alive, which
+   * would otherwise have the next writer end this port's healthy connection once the lease lapsed.
+   */
+  private lose(key: string, connectionGone = false): void {
+    const token = this.held.get(key);
+    if (!token) return;
+    this.held.delete(key);
+    this.lost.set(key, token);
+    this.stopRenewalWhenIdle();
+    if (connectionGone) return;
+    void this.onConnection("unlock", key, (connection) =>
+      timedQuery(connection.client, this.settings.deadlines, "unlock", key, `SELECT ${quoted(this.schema)}.release_lock($1, $2)`, [key, token]),
+    ).catch(() => {});
+  }
+
+  private stopRenewalWhenIdle(): void {
+    if (this.held.size > 0) return;
+    clearInterval(this.renewal);
+    this.renewal = undefined;
+  }
+
+  /** Runs `use` on the writing connection, after its earlier uses; a lost connection is dropped. */
+  private onConnection<T>(action: string, path: string, use: (connection: Connection) => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      const connection = await this.connect(action, path);
+      try {
+        return await use(connection);
+      } catch (error) {
+        if (isConnectionLost(error) || isTimedOut(error)) this.drop(connection, error);
+        throw toStorageError(error, action, path, this.settings.deadlines.lockMs);
+      }
+    });
   }
 
   private exclusive<T>(use: () => Promise<T> | T): Promise<T> {
@@ -234,40 +436,67 @@ export class Writer {
     return result;
   }
 
-  private connect(): Promise<{ client: pg.PoolClient; generation: number }> {
+  private connect(action: string, path: string): Promise<Connection> {
     if (this.connection) return Promise.resolve(this.connection);
     this.connecting ??= (async () => {
+      const { deadlines } = this.settings;
+      const client = await checkout(await this.pool(), deadlines, action, path);
+      let connection: Connection;
       try {
-        const client = await (await this.pool()).connect();
-        const connection = { client, generation: ++this.generation };
-        // A connection that fails while idle reports it here; its locks are gone.
-        client.on("error", (error) => this.drop(connection, error));
-        this.connection = connection;
-        return connection;
-      } finally {
-        this.connecting = undefined;
+        const { rows } = await timedQuery<{ pid: number; started: string }>(
+          client,
+          deadlines,
+          action,
+          path,
+          "SELECT pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+        );
+        const { pid, started } = rows[0]!;
+        connection = { client, pid, started, direct: isDirect(client, pid) };
+        await this.cleanUp(connection, action, path);
+      } catch (error) {
+        client.release(error as Error);
+        throw error;
       }
-    })();
+      // A connection that fails while idle reports it here; its locks are lost.
+      client.on("error", (error) => this.drop(connection, error));
+      this.connection = connection;
+      return connection;
+    })().finally(() => {
+      this.connecting = undefined;
+    });
     return this.connecting;
   }
 
-  /** Maps a failure; a lost connection is dropped (given back to the pool, which discards it). */
-  private failure(error: unknown, action: string, path: string): StorageError {
-    if (isConnectionLost(error) && this.connection) this.drop(this.connection, error);
-    return toStorageError(error, action, path);
+  /**
+   * After the writing connection failed: ends its backend if that still lives (a connection cut
+   * on the client's side leaves it idle, holding the advisory locks that show a holder alive), and
+   * gives up the rows of the locks lost with it.
+   */
+  private async cleanUp(connection: Connection, action: string, path: string): Promise<void> {
+    const orphan = this.orphan;
+    this.orphan = undefined;
+    const { deadlines } = this.settings;
+    if (orphan && connection.direct) {
+      await timedQuery(connection.client, deadlines, action, path, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2::timestamptz", [
+        orphan.pid,
+        orphan.started,
+      ]);
+    }
+    for (const [key, token] of this.lost) {
+      await timedQuery(connection.client, deadlines, action, path, `SELECT ${quoted(this.schema)}.release_lock($1, $2)`, [key, token]);
+    }
   }
 
-  private drop(connection: { client: pg.PoolClient; generation: number }, error: unknown): void {
+  private drop(connection: Connection, error: unknown): void {
     if (this.connection !== connection) return;
     this.connection = undefined;
-    for (const key of this.held) this.lost.add(key);
-    this.held.clear();
+    if (connection.direct) this.orphan = { pid: connection.pid, started: connection.started };
+    for (const key of [...this.held.keys()]) this.lose(key, true);
     connection.client.release(error instanceof Error ? error : new Error(String(error)));
-  }
-
-  /** Advisory locks are per database: the key is hashed with the schema's name. */
-  private lockName(key: string): string {
-    return `${this.schema}:${key}`;
+    // Give the lost locks up now rather than at the next use, when the server can be reached.
+    void this.exclusive(async () => {
+      if (!this.closing && this.lost.size > 0) await this.connect("unlock", "");
+    }).catch(() => {});
   }
 }
 

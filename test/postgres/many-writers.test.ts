@@ -2,6 +2,7 @@
  * Many writer processes on one database: four processes writing 25 sessions each at once, a
  * second writer of one session refused at once, and a killed writer's lock freed within a second.
  */
+import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostgresStorage } from "../../adapters/postgres/index.js";
 import { SessionManager, isStorageError } from "../../src/index.js";
@@ -62,7 +63,7 @@ describe("many writers", () => {
       );
       const refusalMs = performance.now() - asked;
       expect(isStorageError(refused, "locked"), String(refused)).toBe(true);
-      expect((refused as Error).message).toContain(`${path} is locked by sessionkit pid ${holder.child.pid} (backend pid`);
+      expect((refused as Error).message).toContain(`${path} is locked by sessionkit pid ${holder.child.pid} on ${hostname()} (backend pid`);
       expect(refusalMs).toBeLessThan(1000);
 
       const exited = new Promise((resolve) => holder.child.once("exit", resolve));

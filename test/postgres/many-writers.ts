@@ -14,9 +14,9 @@ export interface WriterProcess {
   line(match: (line: string) => boolean): Promise<string>;
 }
 
-/** Starts the writer child with `args` (after url and schema). */
-export function startWriter(url: string, schema: string, args: string[]): WriterProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", WRITER, url, schema, ...args], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"] });
+/** Starts the writer child with `args` (after url and schema), and `env` added to its environment. */
+export function startWriter(url: string, schema: string, args: string[], env: Record<string, string> = {}): WriterProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", WRITER, url, schema, ...args], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } });
   const lines: string[] = [];
   const waiting = new Set<() => void>();
   let stderr = "";

@@ -71,7 +71,7 @@ describe("postgres port", () => {
 
   it("creates its schema on first use, versioned, and refuses a newer layout", async () => {
     await port.append("a", encoder.encode("x"));
-    expect(await sql(`SELECT version FROM ${schema}.schema_version`)).toEqual([{ version: 1 }]);
+    expect(await sql(`SELECT version FROM ${schema}.schema_version`)).toEqual([{ version: 2 }]);
 
     await sql(`UPDATE ${schema}.schema_version SET version = 99`);
     const other = openStorage(schema);
@@ -86,11 +86,14 @@ describe("postgres port", () => {
     await shared.acquireLock("held/at/close");
     await shared.append("pooled", encoder.encode("x"));
     await shared.watch("", () => {});
-    const held = () => sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, [`${schema}:held/at/close`]);
-    expect(await held()).toHaveLength(1);
+    // The lock's row, and the advisory lock that shows its holder's connection alive.
+    const [row] = await sql<{ live_key: string }>(`SELECT live_key::text FROM ${schema}.locks WHERE key = $1`, ["held/at/close"]);
+    const live = () => sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`, [row!.live_key]);
+    expect(await live()).toHaveLength(1);
 
     await shared.close(); // the lock was never released: close must not hand it to the pool's next user
-    expect(await held()).toEqual([]);
+    expect(await live()).toEqual([]);
+    expect(await sql(`SELECT key FROM ${schema}.locks`)).toEqual([]);
     expect(pool.idleCount).toBe(pool.totalCount);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.files`)).rows).toEqual([{ n: 1 }]);
     await pool.end();
@@ -142,6 +145,27 @@ describe("postgres port", () => {
     expect((await chunkRows("big")).map((row) => row.length)).toEqual([CHUNK_BYTES, CHUNK_BYTES, 5]);
     await port.append("big", new Uint8Array(CHUNK_BYTES + 1));
     expect((await chunkRows("big")).map((row) => row.off)).toEqual([0, CHUNK_BYTES, 2 * CHUNK_BYTES, 2 * CHUNK_BYTES + 5, 3 * CHUNK_BYTES + 5]);
+  });
+
+  it("a write over 1 MiB (its own connection, 256 KiB statements in one transaction): the file's later changes wait for it, in call order; its rows are CHUNK_BYTES", async () => {
+    const big = new Uint8Array(3 * (1 << 20) + 5).fill(0x62);
+    const done: string[] = [];
+    const track = (name: string, promise: Promise<void>) => promise.then(() => void done.push(name));
+    await Promise.all([
+      track("write", port.write("bulk/file", big)),
+      track("append", port.append("bulk/file", encoder.encode("tail"))),
+      track("sync", port.sync("bulk/file")),
+      track("other", port.append("bulk/other", encoder.encode("not held up"))),
+    ]);
+    expect(done.indexOf("other")).toBeLessThan(done.indexOf("write"));
+    expect(done.slice(done.indexOf("write"))).toEqual(["write", "append", "sync"]);
+    const stored = (await port.read("bulk/file"))!;
+    expect(stored.length).toBe(big.length + 4);
+    expect(decoder.decode(stored.subarray(big.length))).toBe("tail");
+    const rows = await chunkRows("bulk/file");
+    // 12 full rows, then the 5 bytes left topped up by the append.
+    expect(rows.slice(0, -1)).toEqual(Array.from({ length: 12 }, (_, i) => ({ off: i * CHUNK_BYTES, length: CHUNK_BYTES })));
+    expect(rows.at(-1)).toEqual({ off: 12 * CHUNK_BYTES, length: 9 });
   });
 
   it("a range read touches only the chunks it overlaps: a damaged chunk elsewhere does not matter", async () => {

@@ -9,7 +9,7 @@ describeSessionManagerSuite(
     const schema = freshSchema("suite");
     const ports: PostgresStorage[] = [];
     const openPort = () => {
-      const port = openStorage(schema, { maxConnections: 2 });
+      const port = openStorage(schema, { maxConnections: 3 });
       ports.push(port);
       return port;
     };

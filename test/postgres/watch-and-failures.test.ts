@@ -81,11 +81,12 @@ describe("watch through LISTEN/NOTIFY", () => {
   });
 });
 
-/** The backends holding the port's advisory lock on `key` (a bigint key is classid << 32 | objid). */
+/** The backends that show the holder of the lock on `key` alive (its row's live_key, an advisory lock: classid << 32 | objid). */
 async function advisoryLockHolders(key: string): Promise<number[]> {
   const rows = await sql<{ pid: number }>(
-    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
-    [`${schema}:${key}`],
+    `SELECT l.pid FROM pg_locks l JOIN ${schema}.locks k ON ((l.classid::bigint << 32) | l.objid::bigint) = k.live_key
+     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND k.key = $1`,
+    [key],
   );
   return rows.map((row) => row.pid);
 }
