@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { expect, test, type Page } from "@playwright/test";
 import { hostileSessionJsonl } from "./hostile-session.js";
 import { exercise, watchPage } from "./hostile-check.js";
-import { VIEWER_URL, settled } from "./viewer-helpers.js";
+import { VIEWER_URL, settled, showSessionList } from "./viewer-helpers.js";
 
 const run = promisify(execFile);
 let tempDir: string;
@@ -61,6 +61,7 @@ test("served: a hostile session imported into the viewer runs nothing, loads not
   await settled(page);
   await expect(page.locator("#session-header h1")).toContainText("<script>");
   await exercise(page);
+  await showSessionList(page);
   await page.fill("#global-search", "script");
   await page.press("#global-search", "Enter");
   await settled(page);
