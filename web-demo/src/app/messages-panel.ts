@@ -221,12 +221,13 @@ export class MessagesPanel {
 
   #renderListed(i: number): HTMLElement | null {
     const entry = this.#listed[i]!;
+    const view = this.#entryView();
     let item: HTMLElement | null;
     try {
-      item = renderEntry(entry, this.#entryView());
+      item = renderEntry(entry, view);
     } catch (error) {
       // One entry's text must not take the list down with it: its raw text instead, the rest as usual.
-      item = renderEntryFallback(entry, error);
+      item = renderEntryFallback(entry, error, view);
     }
     if (!item) return null;
     const index = this.#model.indexOf(entry.id)!;

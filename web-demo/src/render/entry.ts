@@ -80,14 +80,14 @@ const RAW_TEXT_LIMIT = 20_000;
  * An entry whose rendering failed (its text nests too deep to parse, or anything else threw):
  * its raw text, as text, with a note saying why. The other entries are not affected.
  */
-export function renderEntryFallback(entry: SessionEntry, error: unknown): HTMLElement {
+export function renderEntryFallback(entry: SessionEntry, error: unknown, view: Pick<EntryView, "targetId">): HTMLElement {
   const reason = error instanceof UnboundedText ? error.message : `rendering failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
   const message = isObject(entry.message) ? entry.message : undefined;
   const text = message ? contentText(message.content, "\n") || JSON.stringify(message.content ?? message) : str(entry.summary) || JSON.stringify(entry);
   const shown = text.length > RAW_TEXT_LIMIT ? `${text.slice(0, RAW_TEXT_LIMIT)}\n… [${(text.length - RAW_TEXT_LIMIT).toLocaleString("en-US")} more characters]` : text;
   return el(
     "article",
-    { class: "entry render-failed", "data-entry-id": entry.id },
+    { class: entry.id === view.targetId ? "entry render-failed target" : "entry render-failed", "data-entry-id": entry.id },
     entryTools(entry),
     el("p", { class: "render-note" }, `Shown as raw text (${reason}).`),
     el("pre", { class: "raw-text" }, capLines(shown)),
