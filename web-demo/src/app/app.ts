@@ -79,7 +79,7 @@ export class ViewerApp {
     this.#globalSearch = el("input", { type: "search", id: "global-search", placeholder: "Search all sessions… (Enter)", "aria-label": "Search all sessions", autocomplete: "off" });
     const includeTools = el("input", { type: "checkbox", id: "global-include-tools" });
     this.#globalResults = el("div", { id: "global-results", class: "global-results", "aria-live": "polite" });
-    this.#sessionPane = el("section", { id: "session-pane", class: "session-pane", "aria-label": "Session" });
+    this.#sessionPane = el("main", { id: "session-pane", class: "session-pane", "aria-label": "Session" });
     this.#notices = el("div", { id: "notices", class: "notices-bar", "aria-live": "polite" });
     this.#listPin = el("button", { type: "button", id: "list-pin", class: "header-btn", "aria-pressed": "false", title: "Keep the list beside the session (remembered)" }, "Pin");
     const listPane = el(

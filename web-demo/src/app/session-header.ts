@@ -73,6 +73,7 @@ export class SessionHeader {
   /** The details shown under the line while the messages are scrolled (or put back in their place). */
   setPinned(on: boolean): void {
     this.element.classList.toggle("pinned", on);
+    this.#syncTabOrder();
     this.#toggle.setAttribute("aria-expanded", String(on));
     this.#toggle.textContent = on ? "Details ▴" : "Details ▾";
   }
@@ -82,6 +83,16 @@ export class SessionHeader {
     if (this.element.classList.contains("scrolled") === away) return;
     this.element.classList.toggle("scrolled", away);
     if (!away) this.setPinned(false);
+    this.#syncTabOrder();
+  }
+
+  /** Scrolled away and not pinned, the details' buttons leave the tab order: Tab would scroll the messages back to the top ("Details" brings them). */
+  #syncTabOrder(): void {
+    const away = this.element.classList.contains("scrolled") && !this.pinned;
+    for (const button of this.details.querySelectorAll("button")) {
+      if (away) button.tabIndex = -1;
+      else button.removeAttribute("tabindex");
+    }
   }
 
   /** Draws the header again: the figures grow as the file does. */
@@ -145,6 +156,7 @@ export class SessionHeader {
       ),
       el("div", { class: "help-bar" }, el("span", { class: "help-hint" }, "T thinking · O outputs · J/K messages · [ ] turns · Esc back to leaf · ? keys"), el("div", { class: "header-actions" }, ...actions)),
     );
+    this.#syncTabOrder();
   }
 
   /** One line per notice, the first words of each; the whole of them when opened; × hides the strip. */

@@ -93,7 +93,7 @@ export class SessionView {
     });
     // On a narrow screen the sidebar lies over the messages: the shade behind it closes it.
     const overlay = el("div", { class: "sidebar-overlay", "data-action": "close-sidebar" });
-    const content = el("main", { id: "content", class: "content" }, this.#messages.element, this.#messages.followBar);
+    const content = el("div", { id: "content", class: "content" }, this.#messages.element, this.#messages.followBar);
     this.element = el("div", { class: "session-view" }, overlay, this.#tree.element, content);
     overlay.addEventListener("click", () => this.#closeSidebar());
     if (options.followable) void this.#watch();

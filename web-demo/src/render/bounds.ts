@@ -9,9 +9,9 @@
 /** Lines are cut here (with a note of what was left out): 5,000 characters are about 40 lines at the column's width. */
 export const MAX_LINE = 5_000;
 /** Quotes and lists nested deeper than this are not parsed as markdown. */
-export const MAX_NESTING = 16;
+const MAX_NESTING = 16;
 /** More `*` and `_` than this in one block (between blank lines) are not parsed as markdown. */
-export const MAX_EMPHASIS_DELIMITERS = 256;
+const MAX_EMPHASIS_DELIMITERS = 256;
 
 /** Thrown when a text is not to be parsed: the entry is shown as raw text with `message` as the reason. */
 export class UnboundedText extends Error {}
