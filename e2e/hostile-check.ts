@@ -5,8 +5,10 @@
  * the session (script, iframe, style, link, svg, form…), a style attribute inside an entry.
  * `exercise` opens every view: each filter, every tree row, every fold and expander, thinking and
  * outputs toggled, images zoomed, the search, the keys, the theme, the narrow layout.
+ * `checkHostileText` looks at the entries built to break or freeze a renderer.
  */
 import { expect, type Page } from "@playwright/test";
+import { HOSTILE_TEXT } from "./hostile-session.js";
 
 export interface Watch {
   dialogs: string[];
@@ -105,4 +107,56 @@ export async function exercise(page: Page): Promise<void> {
   await page.click("#menu");
   await page.click(".sidebar-close");
   await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** Longest a layout of the 200,000-character entry may take (issue 23: 21 s before). */
+const LAYOUT_BUDGET_MS = 50;
+
+/**
+ * Near the session's leaf, each opened from the tree: the entries whose text nests too deep show
+ * their raw text with a note, the ordinary answer after them renders, and the 200,000-character
+ * line is cut and lays out within LAYOUT_BUDGET_MS (the least of five forced layouts after
+ * changing the entry's width; the longest task since the checks began is printed).
+ */
+export async function checkHostileText(page: Page, mode: string): Promise<void> {
+  await page.locator("body").click({ position: { x: 2, y: 2 } });
+  await page.keyboard.press("Escape");
+  await page.evaluate(() => {
+    const w = window as unknown as { __longTasks: number[] };
+    w.__longTasks = [];
+    new PerformanceObserver((list) => w.__longTasks.push(...list.getEntries().map((e) => e.duration))).observe({ type: "longtask" });
+  });
+  // Each opened from the tree: the view shows it (with the entries around it).
+  const open = async (rowText: string) => {
+    await page.locator("#tree .tree-node", { hasText: rowText }).first().click();
+    return page.locator("#messages .entry.target");
+  };
+  // The 5,000 `>` first: an entry that failed to render once must not leave the later ones blank.
+  await open("user: >>>>>>>>");
+  const after = await open("After the hostile text");
+  await expect(after.locator(".markdown strong")).toHaveText("this answer renders");
+  const quotes = await open("user: >>>>>>>>");
+  await expect(quotes.locator(".render-note")).toHaveText("Shown as raw text (nested more than 16 levels deep).");
+  await expect(quotes.locator(".raw-text")).toHaveText(HOSTILE_TEXT.quotes);
+  const emphasis = await open("assistant: *a *a *a");
+  await expect(emphasis.locator(".render-note")).toHaveText("Shown as raw text (more than 256 emphasis marks in one paragraph).");
+  await expect(emphasis.locator(".raw-text")).toContainText("*a *a *a");
+
+  const long = await open("assistant: xxxxxxxx");
+  await expect(long).toContainText("… [195,000 more characters on this line]");
+  const layout = await long.evaluate(async (entry) => {
+    const times: number[] = [];
+    for (let k = 0; k < 5; k++) {
+      (entry as HTMLElement).style.width = k % 2 === 0 ? "99%" : "";
+      const start = performance.now();
+      void entry.getBoundingClientRect().height;
+      times.push(performance.now() - start);
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+    }
+    (entry as HTMLElement).style.width = "";
+    return Math.min(...times);
+  });
+  const longest = await page.evaluate(() => Math.max(0, ...(window as unknown as { __longTasks: number[] }).__longTasks));
+  console.log(`hostile text (${mode}): layout of the 200,000-character entry ${layout.toFixed(1)} ms; longest task since the checks began ${Math.round(longest)} ms`);
+  expect(layout).toBeLessThanOrEqual(LAYOUT_BUDGET_MS);
 }

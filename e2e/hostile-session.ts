@@ -4,7 +4,9 @@
  * output, in every field a session carries (message text, thinking, tool names, arguments and
  * output, labels, custom types, model ids, file paths, image MIME types, URLs, names, summaries,
  * commands, error messages, the header's cwd). Every payload that ran would set window.__pwned or
- * open a dialog; every payload that loaded something would ask evil.example.
+ * open a dialog; every payload that loaded something would ask evil.example. At the leaf, text
+ * built to break or freeze a renderer (HOSTILE_TEXT): 5,000 `>` (marked overflowed its stack),
+ * emphasis nested 2,000 deep, one character 200,000 times; then an ordinary answer.
  */
 const EVIL = "http://evil.example";
 
@@ -25,6 +27,14 @@ const PAYLOADS = [
 ];
 
 const all = PAYLOADS.join("\n\n");
+
+/** Texts that broke or froze a view, and the answer after them that must still render. */
+export const HOSTILE_TEXT = {
+  quotes: ">".repeat(5000),
+  emphasis: `${"*a ".repeat(2000)}x${" a*".repeat(2000)}`,
+  longLine: "x".repeat(200_000),
+  after: "After the hostile text: **this answer renders**.",
+};
 let n = 0;
 const nextId = () => `id${(++n).toString(16).padStart(6, "0")}`;
 
@@ -115,5 +125,10 @@ export function hostileSessionJsonl(sessionId: string): string {
   add({ type: "branch_summary", fromId: branchPoint, summary: all });
   add({ type: PAYLOADS[0], data: all });
   add({ type: "message", message: { role: "assistant", content: [{ type: "text", text: all }], provider: "p", model: "m", stopReason: "aborted", timestamp: 7 } });
+  const assistant = (text: string) => ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", stopReason: "stop", timestamp: 8 });
+  add({ type: "message", message: { role: "user", content: HOSTILE_TEXT.quotes, timestamp: 8 } });
+  add({ type: "message", message: assistant(HOSTILE_TEXT.emphasis) });
+  add({ type: "message", message: assistant(HOSTILE_TEXT.longLine) });
+  add({ type: "message", message: assistant(HOSTILE_TEXT.after) });
   return records.map((r) => JSON.stringify(r)).join("\n") + "\n";
 }

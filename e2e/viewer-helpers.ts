@@ -54,6 +54,13 @@ export async function readZip(path: string): Promise<Map<string, string>> {
   return members;
 }
 
+/** Opens the list of sessions (a drawer below 1500 px of width) unless it is shown. */
+export async function showSessionList(page: Page): Promise<void> {
+  const toggle = page.locator("#sessions-toggle");
+  if ((await toggle.getAttribute("aria-expanded")) !== "true") await toggle.click();
+  await expect(page.locator("#list-pane")).toBeVisible();
+}
+
 export const treeRow = (page: Page, text: string) => page.locator("#tree .tree-node", { hasText: text });
 export const entries = (page: Page) => page.locator("#messages .entry");
 export const sessionItems = (page: Page) => page.locator("#session-list li.session");

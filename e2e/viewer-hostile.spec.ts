@@ -3,7 +3,9 @@
  * and in an HTML export opened from file://: with every node expanded and every view opened, no
  * dialog, no payload ran, no CSP violation, no request left the page, nothing from the session
  * restyled it; and the app's and the exported file's Content Security Policy forbid inline and
- * remote script (checked by running an inline script and a remote one: both are refused).
+ * remote script (checked by running an inline script and a remote one: both are refused). Text
+ * built to break or freeze a renderer renders as raw text where it must, within 50 ms of layout,
+ * and the entries after it render.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -13,8 +15,8 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { expect, test, type Page } from "@playwright/test";
 import { hostileSessionJsonl } from "./hostile-session.js";
-import { exercise, watchPage } from "./hostile-check.js";
-import { VIEWER_URL, settled } from "./viewer-helpers.js";
+import { checkHostileText, exercise, watchPage } from "./hostile-check.js";
+import { VIEWER_URL, settled, showSessionList } from "./viewer-helpers.js";
 
 const run = promisify(execFile);
 let tempDir: string;
@@ -60,7 +62,9 @@ test("served: a hostile session imported into the viewer runs nothing, loads not
   await page.setInputFiles("#import-input", sessionFile);
   await settled(page);
   await expect(page.locator("#session-header h1")).toContainText("<script>");
+  await checkHostileText(page, "served");
   await exercise(page);
+  await showSessionList(page);
   await page.fill("#global-search", "script");
   await page.press("#global-search", "Enter");
   await settled(page);
@@ -86,6 +90,7 @@ test("exported: the same session as an HTML file from file://, network blocked",
   await page.goto(pathToFileURL(output).href);
   await settled(page);
   await expect(page.locator("#session-header h1")).toContainText("<script>");
+  await checkHostileText(page, "exported");
   await exercise(page);
   await watch.check();
   expect(await policyBlocksScripts(page)).toEqual({ inline: true, remote: true });

@@ -5,8 +5,8 @@
  * their own; and a user whose newest session is older than the samples' newest still gets their
  * own session first.
  *
- * The screenshots of that view (wide 1280×900 and phone 390×844, light and dark; on the phone also
- * with the list opened) go to the test's output folder, or to $SESSIONKIT_SCREENSHOTS when set:
+ * The screenshots of that view (wide 1280×900 with the list's drawer open, and phone 390×844,
+ * light and dark; on the phone also with the list opened) go to the test's output folder, or to $SESSIONKIT_SCREENSHOTS when set:
  *
  *   SESSIONKIT_SCREENSHOTS=docs/screenshots npx playwright test e2e/viewer-user-newest.spec.ts
  */
@@ -17,7 +17,7 @@ import { basename, join } from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { SessionManager, type SessionInfo } from "../src/index.js";
-import { sessionItems, settled, startNpmStart, stopNpmStart } from "./viewer-helpers.js";
+import { sessionItems, settled, showSessionList, startNpmStart, stopNpmStart } from "./viewer-helpers.js";
 
 const CORPUS = "test/fixtures/corpus";
 /** The user's sessions: two from 2026 and one from December 2025, older than every built sample. */
@@ -113,7 +113,9 @@ test("the viewer opens the user's newest session; the samples are listed after t
     await page.setViewportSize({ width: 1280, height: 900 });
     await openServed(page);
     await expect(page.locator("#session-header h1")).toHaveText(newest.name ?? `Session: ${newest.id}`);
-    await expect(page.locator("#list-pane")).toBeVisible();
+    // At 1280 px the list is a drawer over the session: opened for the picture.
+    await expect(page.locator("#list-pane")).toBeHidden();
+    await showSessionList(page);
     await highlighted(page);
     await page.screenshot({ path: join(shots, `user-newest-wide-${scheme}.png`) });
 

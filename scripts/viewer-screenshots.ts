@@ -1,9 +1,12 @@
 /**
  * Screenshots of the viewer for the README (docs/screenshots/), in serve mode as `npm start` runs
  * it: `sessionkit serve` (in this process) over a pi store in a temp dir (the bundled sample as pi
- * wrote it, and the viewer bench's 100,000-entry session) and the sample store. The list across
- * stores with the sample open (light and dark), tools and thinking, search in a session and across
- * sessions, the 100k session, a narrow screen; and that session exported to HTML from file://.
+ * wrote it, a corpus session with screenshots in it, a session that grows while it is shown, and
+ * the viewer bench's 100,000-entry session) and the sample store. The list across stores with the
+ * sample open (light and dark), tools and thinking, search in a session and across sessions, the
+ * 100k session, a narrow screen; that session exported to HTML from file://; and in light and
+ * dark, wide (1280×900) and phone (390×844): a session with images, the tree on a branched
+ * session, a session followed as it grows.
  *
  *   npx vite build web-demo && npx tsx scripts/viewer-screenshots.ts
  *
@@ -11,7 +14,7 @@
  * bench/.data/viewer); the sample store is built into the temp dir.
  */
 import { execFile } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -44,6 +47,9 @@ process.stdout.write("the 100,000-entry session (pi writes it the first time)…
 const large = ensureViewerSession(100_000);
 const largeHead = (await readFile(large.path)).subarray(0, 4096).toString("utf8");
 const largePath = await putSession(piRoot, largeHead, large.path);
+/** 57 entries with five screenshots (415×409 and 197×426 px) in tool results. */
+const imagesPath = await putSession(piRoot, await readFile(join(project, "test/fixtures/corpus/hassanad94__dotfiles/2026-05-11T16-45-25-267Z_019e17ed-dd93-72ed-8a55-e44bfa9d2253.jsonl"), "utf8"));
+const IMAGE_ENTRY = "69e2aabe";
 const samplesRoot = join(temp, "samples");
 await buildSamples(samplesRoot);
 
@@ -64,6 +70,42 @@ async function ready(page: Page): Promise<void> {
   await page.waitForTimeout(600); // images and highlighting arrive
 }
 
+/** A session of `turns` question/answer pairs, and the lines that continue it by `count` more pairs each time. */
+function growingSession(id: string, turns: number): { text: string; more: (count: number) => string } {
+  const t = "2026-02-01T12:00:00.000Z";
+  let n = 0;
+  let parent: string | null = null;
+  const pair = () => {
+    const q = `q${n}`;
+    const a = `a${n}`;
+    const records = [
+      { type: "message", id: q, parentId: parent, timestamp: t, message: { role: "user", content: `Question ${n}: what does step ${n} of the migration change?`, timestamp: 1 } },
+      {
+        type: "message",
+        id: a,
+        parentId: q,
+        timestamp: t,
+        message: {
+          role: "assistant",
+          content: [{ type: "text", text: `Step ${n} moves the \`orders\` table to the new schema.\n\n\`\`\`sql\nALTER TABLE orders ADD COLUMN step_${n} integer;\n\`\`\`\n\nThe old column stays until step ${n + 1}.` }],
+          provider: "anthropic",
+          model: "claude-sonnet-4-5",
+          api: "anthropic-messages",
+          stopReason: "stop",
+          usage: { input: 1200, output: 180, cacheRead: 0, cacheWrite: 0, totalTokens: 1380, cost: { input: 0.0036, output: 0.0027, cacheRead: 0, cacheWrite: 0, total: 0.0063 } },
+          timestamp: 2,
+        },
+      },
+    ];
+    parent = a;
+    n++;
+    return records;
+  };
+  const lines = (records: unknown[]) => records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+  const head = [{ type: "session", version: 3, id, timestamp: t, cwd: "/home/demo/shop" }, ...Array.from({ length: turns }, pair).flat()];
+  return { text: lines(head), more: (count) => lines(Array.from({ length: count }, pair).flat()) };
+}
+
 async function searchAll(page: Page, query: string): Promise<void> {
   await page.fill("#global-search", query);
   await page.press("#global-search", "Enter");
@@ -72,7 +114,8 @@ async function searchAll(page: Page, query: string): Promise<void> {
 
 try {
   for (const scheme of ["light", "dark"] as const) {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, colorScheme: scheme });
+    // Wide enough (1500 px and more) for the list beside the session.
+    const page = await browser.newPage({ viewport: { width: 1600, height: 900 }, colorScheme: scheme });
     await page.goto(link(samplePath));
     await ready(page);
     await page.screenshot({ path: join(out, `app-${scheme}.png`) });
@@ -90,6 +133,48 @@ try {
       await page.screenshot({ path: join(out, "search-light.png") });
     }
     await page.close();
+  }
+
+  const sizes = { wide: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
+  for (const scheme of ["light", "dark"] as const) {
+    for (const [size, viewport] of Object.entries(sizes)) {
+      const page = await browser.newPage({ viewport, colorScheme: scheme });
+      // A session with images: one of them in view, at its natural size.
+      await page.goto(link(imagesPath, `&target=${IMAGE_ENTRY}`));
+      await ready(page);
+      await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>("#messages img")].every((img) => img.complete && img.naturalWidth > 0));
+      await page.screenshot({ path: join(out, `images-${size}-${scheme}.png`) });
+      if (size === "wide" && scheme === "dark") {
+        await page.locator("#messages .entry.target .image-zoom").first().click();
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: join(out, "image-zoom-dark.png") });
+      }
+
+      // The tree of the branched sample, on the branch that is not the file's: its path shaded, its leaf marked.
+      await page.goto(link(samplePath));
+      await ready(page);
+      if (size === "phone") await page.click("#menu");
+      await page.locator("#tree .tree-node", { hasText: "Add a test for the day daylight" }).click();
+      if (size === "phone") await page.click("#menu");
+      await page.waitForTimeout(400);
+      await page.screenshot({ path: join(out, `tree-${size}-${scheme}.png`) });
+
+      // A session growing while it is shown: followed at the bottom, then counted by the chip once scrolled up.
+      const growing = growingSession(`0199aa00-0000-7000-8000-${scheme === "light" ? "1" : "2"}${size === "wide" ? "1" : "2"}0000000000`, 10);
+      const growingPath = await putSession(piRoot, growing.text);
+      await page.goto(link(growingPath));
+      await ready(page);
+      await appendFile(join(piRoot, growingPath), growing.more(2));
+      await page.waitForFunction(() => [...document.querySelectorAll("#messages .entry")].some((entry) => entry.textContent?.includes("Question 11:")));
+      await page.waitForTimeout(400);
+      await page.locator("#messages").evaluate((m) => m.scrollBy(0, -260));
+      await page.waitForTimeout(200);
+      await appendFile(join(piRoot, growingPath), growing.more(3));
+      await page.waitForSelector("#follow-bar .new-chip");
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: join(out, `live-${size}-${scheme}.png`) });
+      await page.close();
+    }
   }
 
   const huge = await browser.newPage({ viewport: { width: 1440, height: 900 }, colorScheme: "dark" });

@@ -149,7 +149,7 @@ describe("entries", () => {
     const user = message("u1", null, { role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: "AAAA", mimeType: "image/png" }, { type: "image", data: "PGh0bWw+", mimeType: "text/html" }] });
     const u = renderEntry(user, view([user]))!;
     expect(u.querySelectorAll("img")).toHaveLength(1);
-    expect(u.querySelector("img")!.getAttribute("data-action")).toBe("zoom-image");
+    expect(u.querySelector("img")!.closest("button")!.getAttribute("data-action")).toBe("zoom-image");
     expect(u.querySelector(".missing-image")!.textContent).toBe('[image of type "text/html" not shown]');
     const compaction = { type: "compaction", id: "c1", parentId: null, timestamp: at(), summary: "## Goal", firstKeptEntryId: "u1", tokensBefore: 48213 } as SessionEntry;
     const c = renderEntry(compaction, view([compaction]))!;

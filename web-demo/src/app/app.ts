@@ -3,6 +3,10 @@
  * you type), search across sessions, one session open in a SessionView, the address kept in step
  * with what is shown, keys, theme. main.ts runs it over the browser's store, export-main.ts over
  * the session an exported HTML file carries.
+ *
+ * The list leaves the messages their width: from 1500 px wide it is a column beside the session,
+ * narrower it is a drawer over it (☰ Sessions), closed once a session is chosen. "Pin" docks it
+ * (or the drawer again), remembered per browser.
  */
 import { BlobStore } from "../../../src/blobs/blob-store.js";
 import { encodeJsonl } from "../../../src/format/session-file.js";
@@ -31,6 +35,21 @@ export interface AppOptions {
   emptyText?: string;
 }
 
+const LIST_KEY = "sessionkit-viewer.list";
+/** Wide enough for the list, the tree and a message column of 760 px and more. */
+const WIDE = "(min-width: 1500px)";
+/** Too narrow for a docked list whatever the choice: it is a drawer. */
+const NARROW = "(max-width: 900px)";
+
+function savedListChoice(): "docked" | "drawer" | null {
+  try {
+    const value = localStorage.getItem(LIST_KEY);
+    return value === "docked" || value === "drawer" ? value : null;
+  } catch {
+    return null; // storage refused
+  }
+}
+
 export class ViewerApp {
   source: StoreSource;
   readonly #options: AppOptions;
@@ -47,6 +66,9 @@ export class ViewerApp {
   readonly root: HTMLElement;
   #tasks = 0;
   #searchSeq = 0;
+  readonly #listToggle: HTMLButtonElement | null;
+  readonly #listPin: HTMLButtonElement;
+  #listDocked: boolean;
 
   constructor(options: AppOptions) {
     this.#options = options;
@@ -57,14 +79,16 @@ export class ViewerApp {
     this.#globalSearch = el("input", { type: "search", id: "global-search", placeholder: "Search all sessions… (Enter)", "aria-label": "Search all sessions", autocomplete: "off" });
     const includeTools = el("input", { type: "checkbox", id: "global-include-tools" });
     this.#globalResults = el("div", { id: "global-results", class: "global-results", "aria-live": "polite" });
-    this.#sessionPane = el("section", { id: "session-pane", class: "session-pane", "aria-label": "Session" });
+    this.#sessionPane = el("main", { id: "session-pane", class: "session-pane", "aria-label": "Session" });
     this.#notices = el("div", { id: "notices", class: "notices-bar", "aria-live": "polite" });
+    this.#listPin = el("button", { type: "button", id: "list-pin", class: "header-btn", "aria-pressed": "false", title: "Keep the list beside the session (remembered)" }, "Pin");
     const listPane = el(
       "nav",
       { id: "list-pane", class: "list-pane", "aria-label": "Sessions" },
       el(
         "div",
         { class: "list-controls" },
+        el("div", { class: "list-heading" }, el("h2", {}, "Sessions"), this.#listPin),
         this.#listFilter,
         this.#storeFilter,
         ...(options.source.searchSessions ? [this.#globalSearch, el("label", { class: "checkbox" }, includeTools, " include tool output")] : []),
@@ -75,17 +99,25 @@ export class ViewerApp {
     const bar = el(
       "header",
       { class: "app-bar" },
-      options.showList && el("button", { type: "button", id: "sessions-toggle", class: "header-btn", title: "Show or hide the list of sessions" }, "☰ Sessions"),
+      options.showList && el("button", { type: "button", id: "sessions-toggle", class: "header-btn", "aria-controls": "list-pane", "aria-expanded": "false", title: "Show or hide the list of sessions" }, "☰ Sessions"),
       el("span", { class: "app-title" }, options.title),
       ...(options.barControls ?? []),
       el("span", { class: "spacer" }),
       themeButton(),
       el("button", { type: "button", id: "keys-help", class: "header-btn", title: "Keys (?)" }, "?"),
     );
-    // On a narrow screen the list starts hidden (it would cover the session).
-    const listShown = options.showList && !window.matchMedia("(max-width: 900px)").matches;
-    this.root = el("div", { class: listShown ? "app with-list" : "app" }, bar, this.#notices, el("div", { class: "app-body" }, options.showList && listPane, this.#sessionPane));
-    bar.querySelector("#sessions-toggle")?.addEventListener("click", () => this.root.classList.toggle("with-list"));
+    const listShade = el("div", { class: "list-shade" });
+    this.root = el("div", { class: "app" }, bar, this.#notices, el("div", { class: "app-body" }, options.showList && listPane, options.showList && listShade, this.#sessionPane));
+    this.#listToggle = bar.querySelector<HTMLButtonElement>("#sessions-toggle");
+    this.#listDocked = savedListChoice() === "docked" || (savedListChoice() === null && window.matchMedia(WIDE).matches);
+    this.#syncList();
+    this.#listToggle?.addEventListener("click", () => {
+      if (this.#listShown()) this.#hideList();
+      else this.#openDrawer();
+    });
+    this.#listPin.addEventListener("click", () => this.#setDocked(!this.#listDocked));
+    listShade.addEventListener("click", () => this.#closeDrawer());
+    window.matchMedia(NARROW).addEventListener("change", () => this.#syncList());
     bar.querySelector("#keys-help")!.addEventListener("click", () => toggleKeysHelp());
     this.#listFilter.addEventListener("input", () => this.#renderList());
     this.#storeFilter.addEventListener("change", () => this.#renderList());
@@ -95,12 +127,14 @@ export class ViewerApp {
     this.#list.addEventListener("click", (event) => {
       const item = (event.target as Element).closest<HTMLElement>("[data-path]");
       if (!item) return;
-      if (window.matchMedia("(max-width: 900px)").matches) this.root.classList.remove("with-list");
+      this.#closeDrawer();
       void this.run(() => this.openSession(item.dataset.store!, item.dataset.path!, {}));
     });
     this.#globalResults.addEventListener("click", (event) => {
       const hit = (event.target as Element).closest<HTMLElement>("[data-path]");
-      if (hit) void this.run(() => this.openSession(hit.dataset.store!, hit.dataset.path!, hit.dataset.entry ? { targetId: hit.dataset.entry, leafId: null, openEntry: true } : {}));
+      if (!hit) return;
+      this.#closeDrawer();
+      void this.run(() => this.openSession(hit.dataset.store!, hit.dataset.path!, hit.dataset.entry ? { targetId: hit.dataset.entry, leafId: null, openEntry: true } : {}));
     });
     document.addEventListener("keydown", (event) => this.#onKey(event));
     window.addEventListener("hashchange", () => void this.run(async () => void (await this.#followAddress())));
@@ -118,6 +152,51 @@ export class ViewerApp {
       .finally(() => {
         if (--this.#tasks === 0) document.body.dataset.status = "ready";
       });
+  }
+
+  /** The list as a column (docked, not on a narrow screen) or as the open drawer. */
+  #listShown(): boolean {
+    return (this.#listDocked && !window.matchMedia(NARROW).matches) || this.root.classList.contains("list-drawer-open");
+  }
+
+  #syncList(): void {
+    this.root.classList.toggle("list-docked", this.#listDocked);
+    this.#listPin.setAttribute("aria-pressed", String(this.#listDocked));
+    this.#listPin.textContent = this.#listDocked ? "Unpin" : "Pin";
+    this.#listToggle?.setAttribute("aria-expanded", String(this.#listShown()));
+  }
+
+  #setDocked(docked: boolean): void {
+    this.#listDocked = docked;
+    try {
+      localStorage.setItem(LIST_KEY, docked ? "docked" : "drawer");
+    } catch {
+      // not remembered, still applied
+    }
+    this.root.classList.remove("list-drawer-open");
+    this.#syncList();
+  }
+
+  #openDrawer(): void {
+    this.root.classList.add("list-drawer-open");
+    this.#syncList();
+    this.#listFilter.focus();
+  }
+
+  /** Closes the drawer, if open; true when it was. */
+  #closeDrawer(): boolean {
+    if (!this.root.classList.contains("list-drawer-open")) return false;
+    this.root.classList.remove("list-drawer-open");
+    this.#syncList();
+    // Focus left in the hidden list goes back to the button that opened it.
+    if (this.#list.parentElement?.contains(document.activeElement)) this.#listToggle?.focus();
+    return true;
+  }
+
+  /** ☰ Sessions on a shown list: a docked one is undocked (remembered), a drawer closed. */
+  #hideList(): void {
+    if (this.#closeDrawer()) return;
+    this.#setDocked(false);
   }
 
   notify(content: HTMLElement): void {
@@ -300,7 +379,7 @@ export class ViewerApp {
 
   #onKey(event: KeyboardEvent): void {
     if (event.key === "Escape") {
-      if (closeImageModal() || closeKeysHelp()) return;
+      if (closeImageModal() || closeKeysHelp() || this.#closeDrawer()) return;
       this.#view?.reset();
       return;
     }

@@ -1,8 +1,11 @@
 /**
- * The session view's messages: the entries of the viewed root → leaf path (virtualized; branch
- * points offer the other branches), what a click in them does (expand, copy a link, zoom an image,
- * open a branch), and the follow bar under them: while the session is followed, scrolling up pauses
- * the scroll to new entries and the bar counts them.
+ * The session view's messages: one scroller holding the session header (its line stays at the
+ * top, its details scroll away above the first entry) and the entries of the viewed root → leaf
+ * path (virtualized; branch points offer the other branches); what a click in them does (expand,
+ * copy a link, zoom an image, open a branch); and the chip under them. While the session is
+ * watched, new entries of the viewed path are followed when the view is at the bottom (as a
+ * terminal does); scrolled up, the view stays and the chip counts them ("↓ N new" brings the
+ * reader back). It reports which entry is being read (the tree follows it).
  */
 import type { SessionEntry } from "../../../src/format/types.js";
 import { ImageSources } from "../data/images.js";
@@ -10,9 +13,10 @@ import type { LoadedSession } from "../data/load-session.js";
 import { contentText } from "../model/content-text.js";
 import type { SessionModel } from "../model/session-model.js";
 import { el, forkIcon, oneLine } from "../render/dom.js";
-import { isListed, renderEntry, type EntryView } from "../render/entry.js";
+import { isListed, renderEntry, renderEntryFallback, type EntryView } from "../render/entry.js";
 import { highlightWithin } from "../render/highlight.js";
 import { openImageModal } from "./image-modal.js";
+import type { SessionHeader } from "./session-header.js";
 import { VirtualList } from "./virtual-list.js";
 
 export interface MessagesPanelOptions {
@@ -21,6 +25,10 @@ export interface MessagesPanelOptions {
   onOpenEntry: (entryId: string) => void;
   /** The address of a link to `entryId` in the current view (for the copy-link buttons). */
   linkToEntry: (entryId: string) => string;
+  /** Laid out above the first entry, in the same scroller. */
+  header: SessionHeader;
+  /** The entry at the top of the reading area changed (the tree marks it and scrolls to it). */
+  onReading: (entryId: string) => void;
 }
 
 /** How close to the bottom counts as "at the bottom" for following, in pixels. */
@@ -29,7 +37,7 @@ const FOLLOW_BOTTOM_SLACK = 48;
 export class MessagesPanel {
   /** The scrolling list of messages. */
   readonly element: HTMLElement;
-  /** Shown under the list while following is paused, new entries wait or following stopped. */
+  /** Under the list: "↓ N new" while new entries wait below, or why following stopped. */
   readonly followBar: HTMLElement;
   readonly #options: MessagesPanelOptions;
   readonly #model: SessionModel;
@@ -43,17 +51,28 @@ export class MessagesPanel {
   #thinkingVisible = true;
   #outputsExpanded = false;
   #expanded = new Map<string, boolean>();
-  #following = false;
+  #live = false;
+  /** The reader scrolled up: new entries wait below instead of moving the view. */
   #followPaused = false;
   #unseen = 0;
   #lastScrollTop = 0;
+  #readingId: string | null = null;
+  #readingScheduled = false;
+  readonly #spacer: HTMLElement;
+  readonly #header: SessionHeader;
+  /** The header's height above the list, and its line's (stuck over the top of the view). */
+  #headerHeight = 0;
+  #barHeight = 0;
+  readonly #headerSizes: ResizeObserver;
 
   constructor(options: MessagesPanelOptions) {
     this.#options = options;
     this.#model = options.session.model;
     this.#images = new ImageSources(options.session.storage);
     const spacer = el("div", { class: "messages-spacer" });
-    this.element = el("div", { id: "messages", class: "messages", tabindex: "-1" }, spacer);
+    this.#spacer = spacer;
+    this.#header = options.header;
+    this.element = el("div", { id: "messages", class: "messages", tabindex: "-1" }, options.header.element, spacer);
     this.followBar = el("div", { id: "follow-bar", class: "follow-bar", hidden: "" });
     this.#list = new VirtualList({
       scrollElement: this.element,
@@ -65,9 +84,19 @@ export class MessagesPanel {
       render: (i) => this.#renderListed(i),
       onScroll: () => this.#onScroll(),
     });
+    // The list starts below the header: its height is the list's scroll margin, its line's the part of the view it covers.
+    this.#headerSizes = new ResizeObserver(() => {
+      this.#headerHeight = spacer.offsetTop;
+      this.#barHeight = options.header.bar.offsetHeight;
+      this.element.style.setProperty("--header-bar-height", `${this.#barHeight}px`);
+      this.#list.setScrollMargin(this.#headerHeight, this.#barHeight);
+      this.#onScroll();
+    });
+    this.#headerSizes.observe(options.header.bar);
+    this.#headerSizes.observe(options.header.details);
     this.element.addEventListener("click", (event) => void this.#onClick(event));
     this.followBar.addEventListener("click", (event) => {
-      if ((event.target as Element).closest("[data-action='resume-follow']")) this.#resumeFollowing();
+      if ((event.target as Element).closest("[data-action='resume-follow']")) this.resumeFollowing();
     });
   }
 
@@ -86,36 +115,46 @@ export class MessagesPanel {
     scroll();
     requestAnimationFrame(() => {
       scroll();
-      requestAnimationFrame(scroll);
+      requestAnimationFrame(() => {
+        scroll();
+        this.#readingId = null;
+        this.#reportReading();
+      });
     });
   }
 
   /**
-   * Entries were appended while following. `grownPath` is the viewed path grown by them, or null
-   * when they went elsewhere. At the bottom the list follows them, else the bar counts them.
+   * Entries were appended to the viewed path (`grownPath`, root → new leaf). At the bottom the
+   * view follows them, scrolled up the chip counts them.
    */
-  entriesAppended(grownPath: SessionEntry[] | null): void {
-    if (grownPath) {
-      const atBottom = this.#isAtBottom();
-      const before = this.#listed.length;
-      this.#setPath(grownPath);
-      const grown = this.#listed.length - before;
-      if (atBottom && !this.#followPaused) this.#scrollToEnd();
-      else this.#unseen += grown;
-    }
+  entriesAppended(grownPath: SessionEntry[]): void {
+    const atBottom = !this.#followPaused && this.#isAtBottom();
+    const before = this.#listed.length;
+    this.#setPath(grownPath);
+    const grown = this.#listed.length - before;
+    if (atBottom) this.#scrollToEnd();
+    else this.#unseen += grown;
     this.#updateFollowBar();
   }
 
-  /** Following started (unpaused) or stopped; the session view owns the follower. */
-  setFollowing(on: boolean): void {
-    this.#following = on;
-    if (on) this.#followPaused = false;
+  /** The session is watched (new entries may arrive) or not; the session view owns the watch. */
+  setLive(on: boolean): void {
+    this.#live = on;
+    this.#updateFollowBar();
+  }
+
+  /** To the end of the path, following again (Follow pressed, or the chip). */
+  resumeFollowing(): void {
+    this.#followPaused = false;
+    this.#unseen = 0;
+    this.#scrollToEnd();
+    this.#updateFollowBar();
   }
 
   /** A message in the follow bar (following stopped, the file was replaced). */
   showFollowNotice(message: string): void {
     this.followBar.hidden = false;
-    this.followBar.replaceChildren(el("span", { class: "follow-state" }, message));
+    this.followBar.replaceChildren(el("span", { class: "follow-state", role: "status" }, message));
   }
 
   toggleThinking(): void {
@@ -132,7 +171,7 @@ export class MessagesPanel {
   /** Scrolls by one message (j/k) or one user turn ([ and ]). */
   step(direction: 1 | -1, turns: boolean): void {
     const items = this.#list.virtualizer.getVirtualItems();
-    const offset = this.element.scrollTop;
+    const offset = this.element.scrollTop + this.#barHeight;
     const current = items.find((item) => item.end > offset + 4)?.index ?? 0;
     let i = current + direction;
     if (turns) while (i >= 0 && i < this.#listed.length && !isUserMessage(this.#listed[i]!)) i += direction;
@@ -141,6 +180,7 @@ export class MessagesPanel {
   }
 
   destroy(): void {
+    this.#headerSizes.disconnect();
     this.#list.destroy();
     this.#images.dispose();
   }
@@ -181,7 +221,14 @@ export class MessagesPanel {
 
   #renderListed(i: number): HTMLElement | null {
     const entry = this.#listed[i]!;
-    const item = renderEntry(entry, this.#entryView());
+    const view = this.#entryView();
+    let item: HTMLElement | null;
+    try {
+      item = renderEntry(entry, view);
+    } catch (error) {
+      // One entry's text must not take the list down with it: its raw text instead, the rest as usual.
+      item = renderEntryFallback(entry, error, view);
+    }
     if (!item) return null;
     const index = this.#model.indexOf(entry.id)!;
     if (this.#model.childCount(index) > 1) item.append(this.#branchPoint(entry));
@@ -224,9 +271,11 @@ export class MessagesPanel {
       case "copy-link":
         if (entryId) await this.#copyLink(entryId, actionElement);
         break;
-      case "zoom-image":
-        if (target instanceof HTMLImageElement) openImageModal(target.src, target.alt);
+      case "zoom-image": {
+        const image = actionElement.querySelector("img");
+        if (image?.src) openImageModal(image.src, image.alt, actionElement);
         break;
+      }
       case "open-branch": {
         const child = actionElement.dataset.entry;
         if (child) this.#options.onOpenEntry(child);
@@ -254,11 +303,17 @@ export class MessagesPanel {
     }, 1500);
   }
 
-  // --- following ---------------------------------------------------------------------------
+  // --- following and reading ---------------------------------------------------------------
 
+  /** From the virtualizer's own figures (no layout is read): the view is within the slack of the end. */
   #isAtBottom(): boolean {
-    const scroll = this.element;
-    return scroll.scrollHeight - scroll.scrollTop - scroll.clientHeight < FOLLOW_BOTTOM_SLACK;
+    return this.#distanceFromEnd() < FOLLOW_BOTTOM_SLACK;
+  }
+
+  /** Pixels below the view: the header and the list's size less the view's height and its offset. */
+  #distanceFromEnd(): number {
+    const v = this.#list.virtualizer;
+    return this.#headerHeight + v.getTotalSize() - (v.scrollRect?.height ?? 0) - (v.scrollOffset ?? 0);
   }
 
   #scrollToEnd(): void {
@@ -269,9 +324,16 @@ export class MessagesPanel {
   }
 
   #onScroll(): void {
-    // Reading the scroll position forces a layout: only while following, where it matters.
-    if (!this.#following) return;
-    const top = this.element.scrollTop;
+    const top = this.#list.virtualizer.scrollOffset ?? 0;
+    this.#header.setScrolledAway(top > this.#headerHeight - this.#barHeight);
+    if (!this.#readingScheduled) {
+      this.#readingScheduled = true;
+      requestAnimationFrame(() => {
+        this.#readingScheduled = false;
+        this.#reportReading();
+      });
+    }
+    if (!this.#live) return;
     // Scrolling up pauses following; reaching the bottom again resumes it.
     if (top < this.#lastScrollTop - 2 && !this.#isAtBottom()) this.#followPaused = true;
     else if (this.#isAtBottom()) {
@@ -282,24 +344,27 @@ export class MessagesPanel {
     this.#lastScrollTop = top;
   }
 
-  #resumeFollowing(): void {
-    this.#followPaused = false;
-    this.#unseen = 0;
-    this.#scrollToEnd();
-    this.#updateFollowBar();
+  /** The entry at the top of the reading area (under the header's line), or the last one at the bottom. */
+  #reportReading(): void {
+    const v = this.#list.virtualizer;
+    if (this.#listed.length === 0) return;
+    const top = (v.scrollOffset ?? 0) + this.#barHeight;
+    const index = this.#distanceFromEnd() < 4 ? this.#listed.length - 1 : (v.getVirtualItems().find((item) => item.end > top + 8)?.index ?? 0);
+    const id = this.#listed[index]?.id;
+    if (id === undefined || id === this.#readingId) return;
+    this.#readingId = id;
+    this.#options.onReading(id);
   }
 
   #updateFollowBar(): void {
     const bar = this.followBar;
-    if (!this.#following || (!this.#followPaused && this.#unseen === 0)) {
-      bar.hidden = true;
+    if (!this.#live || this.#unseen === 0) {
+      if (bar.querySelector("[data-action='resume-follow']")) bar.replaceChildren();
+      bar.hidden = bar.childElementCount === 0;
       return;
     }
     bar.hidden = false;
-    bar.replaceChildren(
-      el("span", { class: "follow-state" }, this.#followPaused ? "Following paused (scrolled up)" : "Following"),
-      el("button", { type: "button", class: "header-btn", "data-action": "resume-follow" }, this.#unseen > 0 ? `↓ ${this.#unseen} new` : "↓ Resume"),
-    );
+    bar.replaceChildren(el("button", { type: "button", class: "new-chip", "data-action": "resume-follow", title: "To the newest entry, following again" }, `↓ ${this.#unseen} new`));
   }
 }
 

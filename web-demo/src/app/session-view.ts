@@ -1,8 +1,10 @@
 /**
  * The view of one session, composed of its panels: the tree sidebar (tree-panel.ts), the header
- * (session-header.ts) and the messages of the root → leaf path with the follow bar
- * (messages-panel.ts). It owns what they share: the viewed leaf and target, the path, following.
- * The state that a link carries (leaf, target, filter, search) is reported through `onState` and
+ * (session-header.ts) and the messages of the root → leaf path with the "N new" chip
+ * (messages-panel.ts). It owns what they share: the viewed leaf and target, the path, the watch
+ * on a file that can grow (started on open where the store can change: the viewed path grows as
+ * the file does) and Follow (keep to the file's newest leaf, whichever branch it is on). The
+ * state that a link carries (leaf, target, filter, search) is reported through `onState` and
  * restored from `ViewState`.
  */
 import type { SessionEntry } from "../../../src/format/types.js";
@@ -10,7 +12,7 @@ import { followSession, type LoadedSession, type SessionFollower } from "../data
 import type { EntryFilter } from "../model/filters.js";
 import { el, type Child } from "../render/dom.js";
 import { MessagesPanel } from "./messages-panel.js";
-import { SessionHeader, type HeaderButton } from "./session-header.js";
+import { SessionHeader, type HeaderButton, type LiveState } from "./session-header.js";
 import { TreePanel, type TreePosition } from "./tree-panel.js";
 
 export interface ViewState {
@@ -34,7 +36,7 @@ export interface SessionViewOptions {
   onState: (state: ViewState) => void;
   /** A link to `state` (for the copy-link buttons). */
   linkTo: (state: ViewState) => string;
-  /** Offer following (the store can change while it is viewed). */
+  /** The store can change while the session is viewed: watch it, offer Follow. */
   followable: boolean;
 }
 
@@ -50,6 +52,9 @@ export class SessionView {
   readonly #tree: TreePanel;
   readonly #messages: MessagesPanel;
   #follower: SessionFollower | null = null;
+  /** Follow: the view keeps to the file's newest leaf. */
+  #following = false;
+  #destroyed = false;
 
   constructor(options: SessionViewOptions) {
     this.#options = options;
@@ -66,13 +71,16 @@ export class SessionView {
       followable: options.followable,
       onButton: (id) => void options.actions.find((a) => a.id === id)?.run(this),
       onFollowSwitch: () => void this.setFollowing(!this.following),
+      onOpenTree: () => this.element.classList.add("sidebar-open"),
     });
     this.#messages = new MessagesPanel({
       session: this.session,
+      header: this.#header,
       onOpenEntry: (entryId) => this.openEntry(entryId),
       linkToEntry: (entryId) => options.linkTo({ ...this.state, targetId: entryId }),
+      onReading: (entryId) => this.#tree.showReading(entryId),
     });
-    this.#header.render(false);
+    this.#header.render(this.#liveState());
     this.#showPath();
     this.#tree = new TreePanel({
       model,
@@ -83,13 +91,12 @@ export class SessionView {
       onFilterOrSearch: () => this.#emit(),
       onClose: () => this.#closeSidebar(),
     });
-    const menu = el("button", { type: "button", id: "menu", class: "menu-button", "data-action": "open-sidebar", title: "Session tree" }, "☰");
     // On a narrow screen the sidebar lies over the messages: the shade behind it closes it.
     const overlay = el("div", { class: "sidebar-overlay", "data-action": "close-sidebar" });
-    const content = el("main", { id: "content", class: "content" }, this.#header.element, this.#messages.element, this.#messages.followBar);
-    this.element = el("div", { class: "session-view" }, menu, overlay, this.#tree.element, content);
-    menu.addEventListener("click", () => this.element.classList.add("sidebar-open"));
+    const content = el("div", { id: "content", class: "content" }, this.#messages.element, this.#messages.followBar);
+    this.element = el("div", { class: "session-view" }, overlay, this.#tree.element, content);
     overlay.addEventListener("click", () => this.#closeSidebar());
+    if (options.followable) void this.#watch();
   }
 
   get state(): ViewState {
@@ -143,33 +150,60 @@ export class SessionView {
     this.#tree.focus();
   }
 
+  /** Follow on: to the file's newest leaf and its end, and there with every entry written; off: the view stays where it is. */
   async setFollowing(on: boolean): Promise<void> {
-    if (on === (this.#follower !== null)) return;
-    if (!on) {
-      const follower = this.#follower;
-      this.#follower = null;
-      this.#messages.setFollowing(false);
-      await follower?.stop();
-    } else {
-      this.#follower = await followSession(this.session, {
-        onAppend: () => this.#onAppend(),
-        onReplaced: () => this.#messages.showFollowNotice("The file was replaced: reopen the session to see it."),
-        onError: (error) => this.#messages.showFollowNotice(`Following stopped: ${error instanceof Error ? error.message : String(error)}`),
-      });
-      this.#messages.setFollowing(true);
+    if (on === this.#following) return;
+    this.#following = on;
+    if (on) {
+      if (!this.#follower) await this.#watch();
+      const leaf = this.session.model.fileLeafId;
+      if (leaf !== this.#leafId || this.#targetId !== null) this.navigate(leaf, null);
+      this.#messages.resumeFollowing();
     }
-    this.#header.render(this.following);
+    this.#header.render(this.#liveState());
   }
 
   get following(): boolean {
-    return this.#follower !== null;
+    return this.#following;
   }
 
   async destroy(): Promise<void> {
-    await this.setFollowing(false);
+    this.#destroyed = true;
+    const follower = this.#follower;
+    this.#follower = null;
+    await follower?.stop();
     this.#tree.destroy();
     this.#messages.destroy();
     this.element.remove();
+  }
+
+  /** Watches the file: what is appended joins the model, the tree and, when it continues the viewed path, the messages. */
+  async #watch(): Promise<void> {
+    const stopped = (message: string) => {
+      const follower = this.#follower;
+      this.#follower = null;
+      this.#following = false;
+      void follower?.stop();
+      this.#messages.setLive(false);
+      this.#messages.showFollowNotice(message);
+      this.#header.render(this.#liveState());
+    };
+    const follower = await followSession(this.session, {
+      onAppend: () => this.#onAppend(),
+      onReplaced: () => stopped("The file was replaced: reopen the session to see it."),
+      onError: (error) => stopped(`Following stopped: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    if (this.#destroyed) {
+      await follower.stop();
+      return;
+    }
+    this.#follower = follower;
+    this.#messages.setLive(true);
+    this.#header.render(this.#liveState());
+  }
+
+  #liveState(): LiveState {
+    return this.#following ? "following" : this.#follower ? "live" : "off";
   }
 
   #emit(): void {
@@ -194,20 +228,20 @@ export class SessionView {
 
   #onAppend(): void {
     const model = this.session.model;
-    const wasAtLeaf = this.#path.length === 0 || this.#leafId === this.#path[this.#path.length - 1]?.id;
     const previousLeaf = this.#leafId;
-    // The viewed branch grows when the new entries continue it.
     const newLeaf = model.fileLeafId;
-    const continues = wasAtLeaf && newLeaf !== null && (previousLeaf === null || model.pathTo(newLeaf).some((e) => e.id === previousLeaf));
+    // The viewed path grows when the new entries continue it; under Follow the view moves to the newest leaf wherever it is.
+    const continues = newLeaf !== null && (previousLeaf === null || model.pathTo(newLeaf).some((e) => e.id === previousLeaf));
     if (continues) {
       this.#leafId = newLeaf;
       this.#setPath(newLeaf);
       this.#messages.entriesAppended(this.#path);
       this.#emit();
-    } else {
-      this.#messages.entriesAppended(null);
+    } else if (this.#following && newLeaf !== null) {
+      this.navigate(newLeaf, null);
+      this.#messages.resumeFollowing();
     }
-    this.#header.render(this.following);
+    this.#header.render(this.#liveState());
     this.#tree.entriesAppended(this.#position());
   }
 

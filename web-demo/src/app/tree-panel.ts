@@ -1,7 +1,10 @@
 /**
  * The session view's tree sidebar: search in the session, the filters, the tree of every entry
  * (virtualized, fixed-height rows, folding, keyboard) and "N / M entries". It owns the filter and
- * the search; the session view tells it which path is viewed and hears which entry was chosen.
+ * the search; the session view tells it which path is viewed (shaded, its leaf marked) and which
+ * entry is being read (marked, and scrolled to as the messages scroll), and hears which entry
+ * was chosen. Rows are compact (13 px, as in pi's export: 55 and more in a 900 px window) where there is a mouse
+ * and room, taller on a narrow screen for fingers.
  */
 import { ENTRY_FILTERS, FILTER_LABELS, searchEntries, type EntryFilter } from "../model/filters.js";
 import type { SessionModel } from "../model/session-model.js";
@@ -31,7 +34,9 @@ export interface TreePanelOptions {
   onClose: () => void;
 }
 
-const TREE_ROW_HEIGHT = 22;
+/** Row heights: compact beside the messages, taller where the tree is an overlay on a narrow (touch) screen. */
+const ROW_HEIGHT = { compact: 13, touch: 24 } as const;
+const NARROW = "(max-width: 900px)";
 
 export class TreePanel {
   readonly element: HTMLElement;
@@ -51,6 +56,14 @@ export class TreePanel {
   #searchSeq = 0;
   #folded = new Set<string>();
   #cursorId: string | null = null;
+  /** The entry being read in the messages. */
+  #readingId: string | null = null;
+  /** The rows marked for the viewed leaf and for the entry being read: theirs, or their nearest listed ancestor's. */
+  #leafRow: string | null = null;
+  #readingRow: string | null = null;
+  #rowHeight: number;
+  readonly #narrow = window.matchMedia(NARROW);
+  readonly #onNarrowChange = () => this.#setRowHeight();
 
   constructor(options: TreePanelOptions) {
     this.#options = options;
@@ -67,20 +80,30 @@ export class TreePanel {
     }
     const spacer = el("div", { class: "tree-spacer" });
     this.#scroll = el("div", { id: "tree", class: "tree-container", role: "tree", tabindex: "0", "aria-label": "Session tree" }, spacer);
+    this.#rowHeight = this.#narrow.matches ? ROW_HEIGHT.touch : ROW_HEIGHT.compact;
+    this.#scroll.style.setProperty("--tree-row", `${this.#rowHeight}px`);
     this.#status = el("div", { id: "tree-status", class: "tree-status", "aria-live": "polite" });
-    const close = el("button", { type: "button", class: "sidebar-close", "data-action": "close-sidebar", title: "Close" }, "✕");
+    const close = el("button", { type: "button", class: "sidebar-close", "data-action": "close-sidebar", title: "Close", "aria-label": "Close the tree" }, "✕");
     this.element = el("aside", { id: "sidebar", class: "sidebar" }, el("div", { class: "sidebar-header" }, el("div", { class: "sidebar-controls" }, this.#search, close), this.#filters), this.#scroll, this.#status);
     close.addEventListener("click", () => options.onClose());
 
     this.#list = new VirtualList({
       scrollElement: this.#scroll,
       container: spacer,
-      estimateSize: () => TREE_ROW_HEIGHT,
+      estimateSize: () => this.#rowHeight,
       fixedSize: true,
       overscan: 6,
       key: (r) => this.#model.entries[this.#layout.entryIndex(r)]!.id,
-      render: (r) => renderTreeRow(this.#layout.row(r), this.#model, { activePath: this.#position.activePath, targetId: this.#position.targetId, cursorId: this.#cursorId }),
+      render: (r) =>
+        renderTreeRow(this.#layout.row(r), this.#model, {
+          activePath: this.#position.activePath,
+          leafId: this.#leafRow,
+          targetId: this.#position.targetId,
+          cursorId: this.#cursorId,
+          readingId: this.#readingRow,
+        }),
     });
+    this.#narrow.addEventListener("change", this.#onNarrowChange);
     this.#wire();
     this.#relayout();
     this.#syncFilterButtons();
@@ -98,7 +121,22 @@ export class TreePanel {
   /** Another path or target is viewed: the rows mark it; the layout (and so the scroll) stays. */
   show(position: TreePosition): void {
     this.#position = position;
+    this.#markRows();
     this.#list.refresh();
+  }
+
+  /** The messages scrolled to `entryId`: its row is marked and brought into view (only when out of it). */
+  showReading(entryId: string): void {
+    if (entryId === this.#readingId) return;
+    const before = this.#readingRow;
+    this.#readingId = entryId;
+    this.#markRows();
+    const after = this.#readingRow;
+    if (after === before) return;
+    if (before !== null) this.#list.renderedElement(before)?.classList.remove("reading");
+    if (after === null) return;
+    this.#list.renderedElement(after)?.classList.add("reading");
+    this.#list.scrollToIndex(this.#layout.rowOfEntry(this.#model.indexOf(after)!), "auto");
   }
 
   /** Entries were appended to the session: laid out again, with the viewed path as it is now. */
@@ -127,13 +165,36 @@ export class TreePanel {
   }
 
   destroy(): void {
+    this.#narrow.removeEventListener("change", this.#onNarrowChange);
     this.#list.destroy();
+  }
+
+  #markRows(): void {
+    this.#leafRow = this.#listedAncestor(this.#position.leafId);
+    this.#readingRow = this.#listedAncestor(this.#readingId);
+  }
+
+  /** The entry itself when the tree lists it, else its nearest ancestor that it lists. */
+  #listedAncestor(id: string | null): string | null {
+    if (id === null) return null;
+    const model = this.#model;
+    let i = model.indexOf(id) ?? -1;
+    while (i >= 0 && this.#layout.rowOfEntry(i) < 0) i = model.parentIndex(i);
+    return i >= 0 ? model.entries[i]!.id : null;
+  }
+
+  #setRowHeight(): void {
+    this.#rowHeight = this.#narrow.matches ? ROW_HEIGHT.touch : ROW_HEIGHT.compact;
+    this.#scroll.style.setProperty("--tree-row", `${this.#rowHeight}px`);
+    this.#list.virtualizer.measure();
+    this.#list.refresh();
   }
 
   #relayout(): void {
     const model = this.#model;
     const { activePath, leafId, targetId } = this.#position;
     this.#layout = layoutTree(model, { filter: this.#filter, matches: this.#matches, activePath, leafId, folded: this.#folded });
+    this.#markRows();
     this.#list.setCount(this.#layout.count);
     this.#list.refresh();
     this.#status.textContent = `${this.#layout.shown.toLocaleString("en-US")} / ${this.#layout.total.toLocaleString("en-US")} entries`;

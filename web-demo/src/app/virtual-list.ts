@@ -112,6 +112,18 @@ export class VirtualList {
     this.#draw();
   }
 
+  /**
+   * Content above the list in the same scroller (`margin`: the list's offset in it) and a bar
+   * stuck over the top of the view (`stuck`: items scrolled to "start" land below it).
+   */
+  setScrollMargin(margin: number, stuck: number): void {
+    const options = this.virtualizer.options;
+    if (options.scrollMargin === margin && options.scrollPaddingStart === stuck) return;
+    this.virtualizer.setOptions({ ...options, scrollMargin: margin, scrollPaddingStart: stuck });
+    this.virtualizer._willUpdate();
+    this.#draw();
+  }
+
   scrollToIndex(index: number, align: "start" | "center" | "end" | "auto" = "auto"): void {
     this.virtualizer.scrollToIndex(index, { align });
   }
@@ -171,7 +183,7 @@ export class VirtualList {
     for (const item of items) {
       const element = this.#rendered.get(String(item.key))!;
       if (element.dataset.index !== String(item.index)) element.dataset.index = String(item.index);
-      element.style.transform = `translateY(${item.start}px)`;
+      element.style.transform = `translateY(${item.start - v.options.scrollMargin}px)`;
     }
     // The DOM in list order: reading order for assistive technology and for tests.
     let previous: Element | null = null;

@@ -14,6 +14,7 @@ import type { SessionModel, ToolCallInfo } from "../model/session-model.js";
 import { contentText } from "../model/content-text.js";
 import { el, formatTime, shortenPath, type Child } from "./dom.js";
 import { languageOfPath } from "./highlight.js";
+import { capLines, UnboundedText } from "./bounds.js";
 import { renderMarkdown } from "./markdown.js";
 
 type Block = Record<string, unknown>;
@@ -70,6 +71,27 @@ export function renderEntry(entry: SessionEntry, view: EntryView): HTMLElement |
   const item = el("article", { class: `entry ${body.kind}`, "data-entry-id": entry.id }, ...body.children);
   if (entry.id === view.targetId) item.classList.add("target");
   return item;
+}
+
+/** Raw text shown for an entry that could not be rendered: at most this many characters. */
+const RAW_TEXT_LIMIT = 20_000;
+
+/**
+ * An entry whose rendering failed (its text nests too deep to parse, or anything else threw):
+ * its raw text, as text, with a note saying why. The other entries are not affected.
+ */
+export function renderEntryFallback(entry: SessionEntry, error: unknown, view: Pick<EntryView, "targetId">): HTMLElement {
+  const reason = error instanceof UnboundedText ? error.message : `rendering failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
+  const message = isObject(entry.message) ? entry.message : undefined;
+  const text = message ? contentText(message.content, "\n") || JSON.stringify(message.content ?? message) : str(entry.summary) || JSON.stringify(entry);
+  const shown = text.length > RAW_TEXT_LIMIT ? `${text.slice(0, RAW_TEXT_LIMIT)}\n… [${(text.length - RAW_TEXT_LIMIT).toLocaleString("en-US")} more characters]` : text;
+  return el(
+    "article",
+    { class: entry.id === view.targetId ? "entry render-failed target" : "entry render-failed", "data-entry-id": entry.id },
+    entryTools(entry),
+    el("p", { class: "render-note" }, `Shown as raw text (${reason}).`),
+    el("pre", { class: "raw-text" }, capLines(shown)),
+  );
 }
 
 interface Body {
@@ -158,7 +180,7 @@ function renderMessage(entry: SessionEntry & { type: "message" }, view: EntryVie
         kind: `tool-message bash-execution ${failed ? "error" : "success"}`,
         children: [
           entryTools(entry),
-          el("div", { class: "tool-command" }, `$ ${str(message.command)}`),
+          el("div", { class: "tool-command" }, capLines(`$ ${str(message.command)}`)),
           str(message.output) && expandableOutput(str(message.output), PREVIEW_LINES.other, view, `${entry.id}:out`),
           message.cancelled === true
             ? el("div", { class: "warning-text" }, "(cancelled)")
@@ -186,7 +208,7 @@ function renderAssistant(entry: SessionEntry, message: Block, view: EntryView): 
       if (!redacted && !thinking.trim()) continue;
       out.push(
         view.thinkingVisible
-          ? el("div", { class: "thinking" }, redacted ? el("span", { class: "muted" }, "Thinking (redacted)") : thinking)
+          ? el("div", { class: "thinking" }, redacted ? el("span", { class: "muted" }, "Thinking (redacted)") : capLines(thinking))
           : el("div", { class: "thinking thinking-collapsed" }, "Thinking ..."),
       );
     }
@@ -212,7 +234,7 @@ function renderContent(content: unknown, view: EntryView): Child[] {
   return [images.length > 0 && el("div", { class: "message-images" }, ...images.map((b) => renderImage(b, view))), text.trim() && el("div", { class: "markdown" }, renderMarkdown(text))];
 }
 
-/** An image: shown when its MIME type is a raster image type, zoomed on click; otherwise named. */
+/** An image: shown when its MIME type is a raster image type (at its natural size, up to the column's width), zoomed by its button; otherwise named. */
 function renderImage(block: Block, view: EntryView): HTMLElement {
   const data = str(block.data);
   const mimeType = str(block.mimeType);
@@ -220,11 +242,12 @@ function renderImage(block: Block, view: EntryView): HTMLElement {
   const missingImage = () => el("span", { class: "missing-image" }, data.startsWith(BLOB_REF_PREFIX) ? `[image not in storage: ${data.slice(0, 80)}]` : "[image]");
   const source = view.imageSource({ data, mimeType });
   if (source === null) return missingImage();
-  const img = el("img", { class: "message-image", alt: `image (${mimeType})`, "data-action": "zoom-image", title: "Click to enlarge" });
-  const missing = () => img.replaceWith(missingImage());
+  const img = el("img", { class: "message-image", alt: `image (${mimeType})` });
+  const button = el("button", { type: "button", class: "image-zoom", "data-action": "zoom-image", title: "Enlarge", "aria-label": `Enlarge the image (${mimeType})` }, img);
+  const missing = () => button.replaceWith(missingImage());
   if (typeof source === "string") img.src = source;
   else void source.then((url) => (url === null ? missing() : (img.src = url)));
-  return img;
+  return button;
 }
 
 function isExpanded(view: EntryView, key: string): boolean {
@@ -238,7 +261,7 @@ function expandableOutput(text: string, lines: number, view: EntryView, key: str
   const open = more <= 0 || isExpanded(view, key);
   const shown = open ? all.join("\n") : all.slice(0, lines).join("\n");
   const code = el("code", { "data-lang": lang });
-  code.textContent = shown;
+  code.textContent = capLines(shown);
   const output = el("div", { class: "tool-output" }, el("pre", {}, code));
   if (more > 0) {
     output.classList.add("expandable");
@@ -291,7 +314,7 @@ function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefined, vi
   const output = resultText(result);
   switch (call.name) {
     case "bash": {
-      children.push(el("div", { class: "tool-command" }, `$ ${str(args.command) || "..."}`));
+      children.push(el("div", { class: "tool-command" }, capLines(`$ ${str(args.command) || "..."}`)));
       if (output.trim()) children.push(expandableOutput(output.trim(), PREVIEW_LINES.bash, view, key));
       break;
     }
@@ -306,7 +329,7 @@ function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefined, vi
       const lineCount = content ? content.split("\n").length : 0;
       children.push(header("write", el("span", { class: "tool-path" }, shortenPath(path)), lineCount > 10 && el("span", { class: "line-count" }, ` (${lineCount} lines)`)));
       if (content) children.push(expandableOutput(content, PREVIEW_LINES.write, view, `${call.id}:content`, languageOfPath(path)));
-      if (output.trim()) children.push(el("div", { class: "tool-result-text" }, output.trim()));
+      if (output.trim()) children.push(el("div", { class: "tool-result-text" }, capLines(output.trim())));
       break;
     }
     case "edit": {
@@ -314,7 +337,7 @@ function renderToolCall(call: ToolCallInfo, result: SessionEntry | undefined, vi
       const details = resultMessage && isObject(resultMessage.details) ? resultMessage.details : undefined;
       const diff = typeof details?.diff === "string" ? details.diff : editDiff(args);
       if (diff) children.push(renderDiff(diff, view, `${call.id}:diff`));
-      if (output.trim() && (isError || !diff)) children.push(el("div", { class: "tool-result-text" }, output.trim()));
+      if (output.trim() && (isError || !diff)) children.push(el("div", { class: "tool-result-text" }, capLines(output.trim())));
       break;
     }
     case "ls":
@@ -358,7 +381,7 @@ function editDiff(args: Block): string {
 
 /** A unified diff: added, removed and context lines, long diffs folded like outputs. */
 function renderDiff(diff: string, view: EntryView, key: string): HTMLElement {
-  const lines = diff.replace(/\t/g, "   ").split("\n");
+  const lines = capLines(diff.replace(/\t/g, "   ")).split("\n");
   const limit = 40;
   const open = lines.length <= limit || isExpanded(view, key);
   const shown = open ? lines : lines.slice(0, limit);

@@ -3,10 +3,12 @@
  * shown as text, images become links (nothing remote is loaded), and the HTML marked produces
  * goes through DOMPurify with an allow-list of plain formatting tags and only href/title
  * attributes (no class, id or style: session text cannot restyle the page), links only to
- * http(s) and mailto, opening in a new tab without a referrer.
+ * http(s) and mailto, opening in a new tab without a referrer. Bounded before parsing
+ * (bounds.ts): long lines are cut, and a text nested too deep is refused (UnboundedText).
  */
 import DOMPurify from "dompurify";
 import { Marked, type Tokens } from "marked";
+import { capLines, checkMarkdownBounds } from "./bounds.js";
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"));
@@ -84,12 +86,14 @@ function purify(html: string): DocumentFragment {
 const CACHED_TEXTS = 256;
 const cache = new Map<string, DocumentFragment>();
 
-/** Markdown as sanitized DOM (a copy of a cached result when the text was rendered lately). */
+/** Markdown as sanitized DOM (a copy of a cached result when the text was rendered lately); UnboundedText when it is not to be parsed. */
 export function renderMarkdown(text: string): DocumentFragment {
   let fragment = cache.get(text);
   if (fragment) cache.delete(text); // re-inserted below: most recently used last
   else {
-    fragment = purify(marked.parse(text) as string);
+    const bounded = capLines(text);
+    checkMarkdownBounds(bounded);
+    fragment = purify(marked.parse(bounded) as string);
     if (cache.size >= CACHED_TEXTS) cache.delete(cache.keys().next().value!);
   }
   cache.set(text, fragment);

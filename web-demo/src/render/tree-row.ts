@@ -85,8 +85,12 @@ export function entryRowText(entry: SessionEntry, model: SessionModel): Child[] 
 }
 
 export interface TreeRowState {
-  /** Entries on the root → viewed leaf path, by number. */
+  /** Entries on the root → viewed leaf path, by number (shaded). */
   activePath: ReadonlySet<number>;
+  /** The viewed leaf (bold, marked ●). */
+  leafId: string | null;
+  /** The entry being read in the messages (or its nearest listed ancestor). */
+  readingId: string | null;
   /** The entry the view scrolled to (pi's "active" row). */
   targetId: string | null;
   /** The row the keyboard is on. */
@@ -101,13 +105,23 @@ export function renderTreeRow(row: TreeRow, model: SessionModel, state: TreeRowS
   if (onPath) classes.push("in-path");
   if (entry.id === state.targetId) classes.push("active");
   if (entry.id === state.cursorId) classes.push("cursor");
+  if (entry.id === state.readingId) classes.push("reading");
+  const leaf = entry.id === state.leafId;
+  if (leaf) classes.push("leaf");
   return el(
     "div",
-    { class: classes.join(" "), role: "treeitem", "data-entry-id": entry.id, "aria-selected": String(entry.id === state.cursorId), "aria-expanded": row.foldable ? String(!row.folded) : undefined },
+    {
+      class: classes.join(" "),
+      role: "treeitem",
+      "data-entry-id": entry.id,
+      "aria-selected": String(entry.id === state.cursorId),
+      "aria-expanded": row.foldable ? String(!row.folded) : undefined,
+      "aria-current": leaf ? "location" : undefined,
+    },
     span("tree-prefix", treePrefix(row)),
     row.foldable
       ? el("button", { type: "button", class: "fold", "data-action": "fold", tabindex: "-1", title: row.folded ? "Unfold" : "Fold", "aria-label": row.folded ? "Unfold" : "Fold" }, row.folded ? "▸" : "▾")
-      : span("tree-marker", onPath ? "•" : " "),
+      : span("tree-marker", leaf ? "●" : onPath ? "•" : " "),
     label && span("tree-label", `[${label}]`),
     label && " ",
     span("tree-content", ...entryRowText(entry, model)),
