@@ -19,8 +19,8 @@ const UNSPACED_ONLY = new RegExp(`^${UNSPACED_CHAR}+$`, "u");
  * Blocks holding every UNSPACED_CHAR (Hangul Jamo, CJK and Kana to Hangul syllables, compatibility
  * ideographs, half- and fullwidth forms, and the high surrogates of Kana supplements and the
  * ideograph planes; test/node/search-words.test.ts checks each code point): a cheap test that
- * spares most text the property classes (the 27 MB of text of the bench's store: 0.1 s, against
- * 1.0 s with the property classes alone).
+ * spares most text the property classes, which would otherwise be run over every character
+ * indexed (no bench row isolates it; `npm run bench` row `search.coldIndex` includes it).
  */
 const MAYBE_UNSPACED = /[\u1100-\u11ff\u2e80-\ud7ff\uf900-\ufaff\uff00-\uffef\ud81b-\ud8bf]/;
 /** Stretches of those blocks (low surrogates too, so a pair stays whole): where runs can be. */
