@@ -1,8 +1,7 @@
 /**
- * The storage port: the only thing the core knows about where bytes live.
- *
- * Every backend is a tiny file system of relative, "/"-separated paths such as
- * "sessions/--work-app--/2026-…_id.jsonl" or "blobs/<sha256>". The core owns all format logic.
+ * The storage port, the only thing the core knows about where bytes live: every backend is a tiny
+ * file system of relative, "/"-separated paths such as "sessions/--work-app--/2026-…_id.jsonl" or
+ * "blobs/<sha256>", and the core owns all format logic (docs/DESIGN.md §2).
  */
 
 /**

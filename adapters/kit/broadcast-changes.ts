@@ -1,12 +1,9 @@
 /**
- * Change notifications between the tabs and workers of one origin: a port that changes a file
- * tells its own subscribers at once and the other contexts over a BroadcastChannel named for the
- * store (a database, an OPFS directory). Used by the indexeddb and opfs adapters.
- *
- * Posts are coalesced: the first change is posted at once, later ones within POST_INTERVAL_MS of
- * a post go out together at the end of that interval. A post is an IPC hop through the browser
- * process; one per commit cost a writer flushing in a loop about as much as its flush (measured
- * in `npm run bench:browser`), while other contexts only need to know which files to re-read.
+ * Change notifications between the tabs and workers of one origin, for the indexeddb and opfs
+ * adapters: a port that changes a file tells its own subscribers at once and the other contexts
+ * over a BroadcastChannel named for the store. Posts are coalesced (the first at once, later ones
+ * together at the end of POST_INTERVAL_MS): a post is an IPC hop, and one per commit cost a writer
+ * flushing in a loop about as much as its flush (bench:browser rows `appends10k.indexeddb`, `.opfs`).
  */
 import type { StorageWatch } from "../../src/port.js";
 import { WatcherSet } from "./watchers.js";

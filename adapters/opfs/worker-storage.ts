@@ -1,26 +1,9 @@
 /**
- * The OPFS StoragePort that touches the Origin Private File System directly. Meant to run in a
- * dedicated worker (see ./worker.ts and `opfsStorage`), where it holds a
- * FileSystemSyncAccessHandle per open file: an append is one in-place write at the tracked end
- * offset, O(appended bytes) however big the file is.
- *
- * Where sync handles are missing (the main thread, browsers without them) it falls back to
- * `createWritable()`, which copies the whole file into a swap file on every close: each append
- * then costs O(file size). Writes through it are atomic on their own (the swap file replaces the
- * file on close).
- *
- * Atomic `write` with sync handles: the bytes go to a temp file in the same directory, which is
- * flushed, closed and moved over the target (`FileSystemFileHandle.move`, which replaces it in
- * one step; it shipped with sync handles in every engine). A reader sees the old file or the new.
- *
- * Sync handles are exclusive per file across the origin: a second tab's worker opening the same
- * file gets StorageError "locked". Writers coordinate with `acquireLock` (Web Locks) first;
- * reads use `File` snapshots and never take the handle.
- *
- * Operations on one path run one at a time in call order. An append or sync on a file whose
- * handle is open and which has nothing queued runs at once (a flush is one write and one
- * `flush()` with nothing around them), so a SessionManager running in the worker on this port
- * (see README, "OPFS: the session in the worker") pays the platform's cost and little more.
+ * The OPFS StoragePort on the Origin Private File System itself, meant for a dedicated worker
+ * (sessionkit-opfs-worker.ts; `opfsWorkerStorage`): it holds a FileSystemSyncAccessHandle per open
+ * file, so an append is one write at the tracked end, O(appended bytes). Sync handles are
+ * exclusive per file across the origin: writers take `acquireLock` first, reads use `File`
+ * snapshots. Atomic writes, call order and the createWritable fallback: docs/DESIGN.md §2 ("OPFS").
  */
 import {
   StorageError,

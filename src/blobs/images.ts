@@ -1,10 +1,9 @@
 /**
  * Image blocks {type:"image", data, mimeType} inside `content` arrays: externalized into the blob
  * store when their base64 is at least 1024 chars, resolved back to base64 on load, and put in the
- * form a store keeps (`imagesInForm`: see session/store-owner.ts for whose store keeps which).
- *
- * A synchronous scan finds the blocks first, so entries without images (nearly all) cost no
- * async work; the input is never mutated (copies are made along changed paths only).
+ * form a store keeps (`imagesInForm`; session/store-owner.ts says whose store keeps which). A
+ * synchronous scan finds them first, so entries without images (nearly all) cost no async work;
+ * the input is never mutated (copies are made along changed paths only).
  */
 import { base64ToBytes, bytesToBase64 } from "./base64.js";
 import { BLOB_REF_PREFIX, parseBlobRef, type BlobStore } from "./blob-store.js";

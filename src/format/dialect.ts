@@ -1,14 +1,9 @@
 /**
  * Session file dialects: how a file's records map onto the kit's canonical records (pi's shapes,
- * see types.ts). A file is read in the dialect its header declares and written back in the same
- * one. See DIALECTS.md for every interpretation of seed 003.
- *
- * - "pi": pi's and oh-my-pi's files (header `{"type":"session"}`, camelCase keys). Canonical as
- *   they are: decoding and encoding return the record itself.
- * - "seed003": seed 003's Python agent (header `{"type":"session_header"}`, snake_case keys,
- *   `branch`, `leaf` and `custom_info` entries). Decoding renames a fixed set of top-level keys and
- *   entry types; encoding renames them back, keeping key order, so an unchanged record gives the
- *   same bytes again.
+ * types.ts) and back, in the dialect its header declares. "pi" is canonical as it is; "seed003"
+ * (the Python agent's snake_case) renames a fixed set of keys and entry types, keeping key order,
+ * so an unchanged record encodes to the same bytes. docs/DESIGN.md §5; every interpretation of
+ * seed 003: DIALECTS.md.
  */
 
 /**

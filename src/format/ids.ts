@@ -15,9 +15,10 @@ export function createSessionId(now = Date.now()): string {
 }
 
 /**
- * Random 32-bit words for entry ids, drawn 256 at a time: a `crypto.randomUUID()` per entry took
- * ~5 µs a call in Chromium (49–60 ms of self time in 10,000 appends in the browser bench's page
- * profile); with the words, SessionManager alone went from 126 to 106 ms for those appends.
+ * Random 32-bit words for entry ids, drawn 256 at a time: a `crypto.randomUUID()` per entry stood
+ * out in the self time of the page's CPU profile of 10k appends (bench:browser
+ * `profile.appends.indexeddb`), and the words cut SessionManager's own time for those appends
+ * (row `appends10k.memoryPage`).
  */
 const idWords = new Uint32Array(256);
 let nextIdWord = idWords.length;

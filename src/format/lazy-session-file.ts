@@ -1,12 +1,8 @@
 /**
- * Reading a session file without parsing most of it: each line whose bytes prove it a valid
- * message entry (format/message-line.ts) is kept as an UnparsedEntry (its id, parent, timestamp,
- * role and bytes); every other line is decoded and parsed as readSessionFile does, with the same
- * line numbers, problems, tail and blob refs. Parsing an UnparsedEntry later gives the entry the
- * full read would have kept, so the result equals readSessionFile's, only later.
- *
- * Files that need a migration (pi's versions before 3) and files whose first record is not a
- * session header are read by readSessionFile.
+ * Reading a session file without parsing most of it: a line whose bytes prove it a valid message
+ * entry (message-line.ts) is kept as an UnparsedEntry; every other line is parsed as
+ * readSessionFile does. The result equals readSessionFile's, only parsed later; files that need a
+ * migration or lack a session header are read by readSessionFile (docs/DESIGN.md §3).
  */
 import type { StoragePort } from "../port.js";
 import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";

@@ -1,21 +1,9 @@
 /**
  * Proves from its bytes alone that one line of a session file is a valid `message` entry, and reads
- * what the tree and the leaf need (`id`, `parentId`, `timestamp`, the message's `role`) without
- * decoding or building the line. A line proved here parses, when asked for, to an entry the full
- * reader would have kept; any line it cannot prove (another field order, another entry type, an
- * escape where a name is read, anything unusual) gives null and is parsed in full. So a proof may
- * be missed, never be wrong:
- *
- * - JSON syntax: the whole line is checked as JSON.parse checks it (strings without raw control
- *   characters and with valid escapes, numbers, literals, nesting, nothing after the object but
- *   whitespace). Non-ASCII bytes can only sit inside strings, where decoding cannot change the
- *   syntax (an invalid UTF-8 sequence decodes to U+FFFD and never to an ASCII character).
- * - The schema (format/schema.ts): a non-empty string `id`, a string or null `parentId`, a string
- *   `timestamp`, a `message` object with a string `role` and a finite number or no `timestamp`.
- *   Those fields are read in pi's field order; any later top-level key spelled like one of them (JSON.parse keeps the
- *   last) or like a key the dialect renames, and any later `role` in the message, refuse the proof.
- * - Images: a line with a string value that may start with "blob:sha256:" is reported
- *   (`blobRef`), so the caller can resolve its images at open as the full reader does.
+ * its `id`, `parentId`, `timestamp` and the message's `role` without decoding or parsing the line.
+ * Any line it cannot prove (another field order or entry type, an escape where a name is read,
+ * anything unusual) gives null and is parsed in full: a proof may be missed, never be wrong. What
+ * the proof checks and why that suffices: docs/DESIGN.md §3 ("Lazy entries").
  */
 import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 

@@ -2,17 +2,7 @@
  * Prompt history (oh-my-pi's HistoryStorage, seed 000) on any StoragePort: the prompts a user
  * typed, newest first, searchable by word prefixes. Ours are appended as JSON lines to
  * `prompt-history.jsonl` beside sessions/; an oh-my-pi `history.db` in the same place is read too
- * (never written), so a user's history comes along. The rules are the seed's:
- *
- * - `add(prompt, cwd?)` trims; skips an empty prompt and one equal to the last prompt added (kept in
- *   memory, first read from the newest stored one); returns at once: the write runs behind it and a
- *   failure goes to `onError`, never to the caller.
- * - `recent(limit)`, `search(query, limit)`: newest first (created_at, then id); limits are
- *   floored and clamped to 0–1000 (not a finite number: 0).
- * - `search`: every whitespace-separated word must match as FTS5 would match `"word"*` against
- *   history_fts (unicode61: case and diacritics folded, letters and digits form tokens): the
- *   word's tokens appear in a row, the last one as a prefix. A word without letters or digits is
- *   ignored; a query of only such words finds nothing.
+ * (never written), so a user's history comes along. The seed's rules are on each method.
  */
 import { scanJsonl } from "../format/jsonl-reader.js";
 import type { StoragePort } from "../port.js";
@@ -121,7 +111,11 @@ export class PromptHistory {
     return new PromptHistory(storage, file, [...imported, ...ours], last?.prompt ?? null, importError, options.onError);
   }
 
-  /** Records a prompt (see the module's rules); returns at once. */
+  /**
+   * Records a prompt, trimmed. An empty prompt, or one equal to the last prompt added (at first the
+   * newest one stored), is skipped. Returns at once: the write runs behind it and a failure goes to
+   * `onError`, never to the caller ({@link PromptHistory.flush} waits for it).
+   */
   add(prompt: string, cwd?: string): void {
     const trimmed = prompt.trim();
     if (!trimmed || trimmed === this.#lastPrompt) return;
@@ -137,7 +131,10 @@ export class PromptHistory {
     return this.#writes;
   }
 
-  /** The `limit` newest prompts, newest first (`limit` is floored and clamped to 0–1000). */
+  /**
+   * The `limit` newest prompts, newest first (by created_at, then id). `limit` is floored and
+   * clamped to 0–1000; one that is not a finite number gives none.
+   */
   recent(limit: number): HistoryEntry[] {
     const safeLimit = clampLimit(limit);
     if (safeLimit === 0) return [];
@@ -145,9 +142,12 @@ export class PromptHistory {
   }
 
   /**
-   * The `limit` newest prompts that hold every word of `query`, newest first. Matching is
-   * oh-my-pi's (FTS5's): case and diacritics are folded, and a word matches the start of a word
-   * in the prompt ("Sess" finds "session log"). `limit` is clamped as in {@link PromptHistory.recent}.
+   * The `limit` newest prompts that hold every whitespace-separated word of `query`, newest
+   * first. Matching is oh-my-pi's, FTS5's `"word"*` against history_fts (unicode61: case and
+   * diacritics folded, letters and digits form tokens): the word's tokens appear in the prompt in a
+   * row, the last one as the start of a word ("Sess" finds "session log"). A word without letters
+   * or digits is ignored; a query of only such words finds nothing. `limit` is clamped as in
+   * {@link PromptHistory.recent}.
    */
   search(query: string, limit: number): HistoryEntry[] {
     const safeLimit = clampLimit(limit);

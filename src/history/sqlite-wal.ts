@@ -1,10 +1,9 @@
 /**
  * Replays a SQLite write-ahead log onto a copy of its database file, as SQLite does when it opens
- * the pair: frames are taken up to the last valid commit, a frame counts only when its salts match
- * the log's header and its running checksum is right (a log left by a crash or an old checkpoint
- * ends there). oh-my-pi keeps history.db in WAL mode, so the newest prompts are often only in
- * history.db-wal while it runs. The result is a plain (rollback-journal) image for an in-memory,
- * read-only open. Format: https://www.sqlite.org/fileformat2.html#the_write_ahead_log
+ * the pair: frames up to the last valid commit, each counted only when its salts match the log's
+ * header and its running checksum is right. oh-my-pi keeps history.db in WAL mode, so its newest
+ * prompts are often only in history.db-wal. The result is a plain image to open read-only in
+ * memory (docs/DESIGN.md §8). Format: https://www.sqlite.org/fileformat2.html#the_write_ahead_log
  */
 
 const WAL_HEADER = 32;

@@ -1,18 +1,9 @@
 /**
- * The query language: words (all must match), "quoted phrases", and a trailing * for a prefix
- * (`stor*`, `"session stor"*`). A token is a spaced word, a run of letters, digits and
- * underscores (as grep -w sees words), or a run of Chinese, Japanese or Korean characters
- * (words.ts); other characters separate tokens, so `git-commit` is the phrase "git commit".
- *
- * What each matches, case-insensitively:
- * - a bare word of three or more letters a-z (not quoted, no *): any word with its stem, its
- *   plurals and -ed, -ing forms (words.ts: `wordForms`); any other bare word: that word;
- * - a quoted word or phrase: those words as written, in a row (any separators between);
- * - `prefix*`: words starting with it;
- * - a run of CJK characters: itself anywhere in a run (a substring, as grep -F finds it).
- *
+ * The query language: words (all must match), "quoted phrases" and a trailing * for a prefix,
+ * split into tokens as the index splits text (words.ts), so `git-commit` is the phrase "git commit".
  * The FTS5 expression is built from tokens only, always quoted: a query can never be read as FTS5
- * syntax. It finds a superset of the entries; `unitPattern` is the exact test on their text.
+ * syntax. It finds a superset of the entries; `unitPattern` is the exact test on their text. What
+ * each token matches: docs/api.md ("Search") and docs/DESIGN.md §8.
  */
 import { isUnspacedRun, runExpression, UNSPACED_CHAR, WORD_CHAR, wordForms } from "./words.js";
 

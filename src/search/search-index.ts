@@ -1,13 +1,9 @@
 /**
  * The search index: for one group of sources, one SQLite database kept at
- * `.sessionkit/search/<group>.sqlite` of the same port (the catalog's neighbour under .sessionkit/).
- *
- * Tables: `files` (per session file: its directory and name, session id, header cwd (as cwdKey has
- * it), dialect, and the read point of file-resume.ts, as JSON), `docs` (per indexed text: file, kind, and where the entry's line is in
- * the file; the entry id is read back from the line) and `fts`, a contentless FTS5 table with
- * detail=none: which entries contain which words, no text and no positions (measured on the bench
- * store: 17 % of the text's bytes, against 39 % with positions). Phrases and snippets come from
- * the entry's line, read back from the session file.
+ * `.sessionkit/search/<group>.sqlite` of the same port. Its `fts` table is contentless FTS5 with
+ * detail=none (which entries hold which words: no text, no positions), so phrases and snippets
+ * come from the entry's line, read back from the session file. The tables, and why detail=none:
+ * docs/DESIGN.md §8.
  */
 import type { DirListing } from "../session/listing.js";
 import { dialectOfLine, isUnchanged, readSince, type ReadPoint } from "../session/file-resume.js";

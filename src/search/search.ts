@@ -1,11 +1,9 @@
 /**
  * Search across sessions: `searchSessions(storage, query, options)`. The index (search-index.ts)
- * is brought up to date first, reading only what changed since the last search; candidates come
- * from FTS5 (every token: a word's forms, a prefix where asked, a CJK run's bigrams; query.ts)
- * ranked by bm25, and each one is checked against its entry's text, read back from the session
- * file: phrases and runs must appear as written, and the snippet is cut around the match. Runs on
- * any StoragePort; when the index cannot be saved (a read-only store) the results are the same,
- * only the next search reads everything again.
+ * is brought up to date first, reading only what changed; FTS5 gives candidates (query.ts) ranked
+ * by bm25, and each is checked against its entry's text, read back from the session file, where
+ * the snippet is cut. On a store that cannot keep the index (read-only) the results are the same,
+ * only the next search reads everything again. docs/DESIGN.md §8.
  */
 import { splitGluedObjects } from "../format/jsonl-reader.js";
 import type { StoragePort } from "../port.js";

@@ -1,22 +1,8 @@
 /**
- * What the index and the query agree a word is, beyond FTS5's unicode61 tokenizer:
- *
- * - Unspaced text. Chinese, Japanese and Korean (letters and digits of Han, Hiragana, Katakana
- *   and Hangul, as Unicode's Script_Extensions has them) are written without spaces between
- *   words, or, in Korean, with endings glued to them; unicode61 reads a whole run of them as one
- *   word, so `画像` found nothing in `（ちなみに画像は認識できないので…`. The index holds each
- *   run as its overlapping pairs of characters (bigrams) and its last character; a query's run
- *   asks for each of its bigrams (one character: any term starting with it), and the entry's text
- *   is then checked to hold the run. So a run of the query finds exactly the texts holding it, as
- *   `grep -F` does. Bigrams, not Intl.Segmenter's words (a smaller index, but 29 to 82 % of the
- *   substrings found, and 3 to 9 times the build time) nor trigrams (1.5 to 1.8 times the bytes):
- *   measured in bench/search-language-candidates.ts.
- *
- * - Word forms. A bare query word of three or more letters a-z matches the words with its stem
- *   under Porter's steps 1 and 5: plurals, -ed, -ing, a final y or e, -ll (redirect, redirects,
- *   redirected, redirecting; policy, policies). Derivations (redirection) are other words, as are
- *   words of one or two letters. The index keeps words as written: the query asks for each
- *   written form with the query word's stem (`wordForms`), so nothing is stemmed at index time.
+ * What the index and the query agree a word is, beyond FTS5's unicode61 tokenizer: a run of
+ * Chinese, Japanese or Korean characters is indexed as its bigrams and its last character, and a
+ * bare English query word asks for its written forms under Porter's steps 1 and 5 (`wordForms`),
+ * so the index keeps words as written. Why bigrams, and which forms: docs/DESIGN.md §8.
  */
 
 /** FTS5's unicode61 token characters (categories L*, N*, Co) plus "_" (tokenchars). */
@@ -33,8 +19,8 @@ const UNSPACED_ONLY = new RegExp(`^${UNSPACED_CHAR}+$`, "u");
  * Blocks holding every UNSPACED_CHAR (Hangul Jamo, CJK and Kana to Hangul syllables, compatibility
  * ideographs, half- and fullwidth forms, and the high surrogates of Kana supplements and the
  * ideograph planes; test/node/search-words.test.ts checks each code point): a cheap test that
- * spares most text the property classes (the 27 MB of text of the bench's store: 0.1 s, against
- * 1.0 s with the property classes alone).
+ * spares most text the property classes, which would otherwise be run over every character
+ * indexed (no bench row isolates it; `npm run bench` row `search.coldIndex` includes it).
  */
 const MAYBE_UNSPACED = /[\u1100-\u11ff\u2e80-\ud7ff\uf900-\ufaff\uff00-\uffef\ud81b-\ud8bf]/;
 /** Stretches of those blocks (low surrogates too, so a pair stays whole): where runs can be. */

@@ -1,17 +1,8 @@
 /**
- * Deleting a session together with the blobs (images) that nothing else references any more.
- *
- * What is removed: the session file and its side files (`<file>.torn-…`, `<file>.v<N>.bak`,
- * `<file>.before-import-…`, the bytes sessionkit kept when it repaired, migrated or rewrote the
- * file), then each blob those files reference that no other file in the store references. "Other
- * files" is deliberately wide: every file outside the blob directory and the listing catalog,
- * wherever it lives and whatever it is named (other sessions, their side files, sessions in a
- * custom sessionDir). A blob kept by mistake costs space; a blob removed by mistake loses an image.
- *
- * The session's writer lock is held throughout, so a session open for writing in another tab is
- * not deleted under it ("locked"). Known race: another writer that starts referencing one of these
- * blobs after the scan (an import in another tab of an image the deleted session also had) ends
- * up with a missing image; closing it would need a store-wide blob lock that writers also take.
+ * Deleting a session together with the blobs (images) that nothing else references any more,
+ * under the session's writer lock. "Nothing else" is deliberately wide: a blob kept by mistake
+ * costs space, one removed by mistake loses an image. What is removed, and the one known race:
+ * docs/DESIGN.md §3 ("Deleting a session").
  */
 import { BLOB_REF_PREFIX, parseBlobRef } from "../blobs/blob-store.js";
 import { collectBlobRefs } from "../blobs/images.js";

@@ -1,10 +1,9 @@
 /**
- * Reading a session file from where the last pass stopped. Session files are append-only: a file
- * whose size and mtime are unchanged needs nothing; one that grew is read from the offset the last
- * pass reached; one whose header changed, or whose bytes before that offset changed (a rewrite),
- * is read again from the start. The catalog and the search index keep one `ReadPoint` per file
- * and both go through here. Records come out canonical: a file in another dialect (seed 003, told
- * by its header) is decoded here.
+ * Reading a session file from where the last pass stopped: unchanged (size and mtime) needs
+ * nothing, grown is read from the last offset, a changed header or changed bytes before that
+ * offset (a rewrite) mean a read from the start. The catalog and the search index keep one
+ * `ReadPoint` per file and both go through here; records come out canonical (another dialect's
+ * file, told by its header, is decoded here).
  */
 import { bytesToBase64 } from "../blobs/base64.js";
 import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";

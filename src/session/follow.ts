@@ -1,11 +1,9 @@
 /**
  * Following a session file while another process writes it: on each change only the bytes after
- * the last complete line are read and parsed. The file is known to be the same one grown (an
- * append) when its header line and the bytes just before the resume offset are unchanged, as the
- * listing catalog resumes; anything else (a rewrite, a truncation) means a reload.
- *
- * Used through `SessionManager.follow`; this module holds the reading, the manager applies what it
- * reads to its index and tree.
+ * the last complete line are read and parsed, as long as the header line and the bytes just
+ * before the resume offset are unchanged (the file grew, as the listing catalog resumes); a
+ * rewrite or a truncation means a reload. This module reads; `SessionManager.follow` applies
+ * what it reads to its index and tree (docs/DESIGN.md §6, "Following a session").
  */
 import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 import { scanJsonl, type LineProblem } from "../format/jsonl-reader.js";

@@ -1,9 +1,8 @@
 /**
- * pi's SessionInfo, computed incrementally: records are fed in file order, from the start or
- * from where the last pass stopped (files are append-only). The summary is bounded (a catalog
- * keeps it for every session): the first message, the name and oh-my-pi's title and short summary
- * are capped, and the text of all
- * messages (pi's allMessagesText) is collected only when a caller asks for it (`FullText`).
+ * pi's SessionInfo, computed incrementally: records are fed in file order, from the start or from
+ * where the last pass stopped (files are append-only). The summary is bounded, as a catalog keeps
+ * one per session: the first message, the name and oh-my-pi's title and short summary are capped,
+ * and the text of all messages (pi's allMessagesText) is collected only when asked for (`FullText`).
  */
 import type { SessionInfo } from "../format/types.js";
 
