@@ -7,7 +7,7 @@ import { createWriteStream, openAsBlob, type WriteStream } from "node:fs";
 import { open, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import { Writable } from "node:stream";
-import { nodeArchiveCodecs, nodeFsStorage } from "../adapters/node-fs/index.js";
+import { nodeArchiveCodecs } from "../adapters/node-fs/index.js";
 import { exportArchive, type ExportSummary } from "../src/archive/export.js";
 import { importArchive, importSessionFiles, type ImportOptions, type ImportSummary, type SessionFileInput } from "../src/archive/import.js";
 import { isArchiveError, type ArchiveError } from "../src/archive/errors.js";
@@ -18,6 +18,7 @@ import { CliError, EXIT, failureKind } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
 import { archiveProgress } from "./progress.js";
 import { exportView, resolveSessionArgument, statOrNull, storeFileOf, type ExportView, type SessionFileRef } from "./store.js";
+import { openStorePort } from "./store-port.js";
 
 const ZIP_MAGIC = Buffer.from("PK\x03\x04", "latin1");
 
@@ -154,10 +155,10 @@ export async function importCommand(run: Run): Promise<number> {
   const files = archive ? [] : info.isDirectory() ? await readSessionFiles(source) : [await readInput(source)];
   // New sessions go where the store's agent puts them (seed 003's profiles: one flat folder), in
   // its form (its dialect; images inline, or as refs to its blobs/).
-  const storage = target.database ? await target.database.open() : nodeFsStorage({ root });
+  const storage = target.database ? await target.database.open() : await openStorePort(root);
   // Files copied out of a store that keeps blob refs: their refs name that store's blobs.
   const sourceRoot = archive ? null : await sourceStoreRoot(source, info.isDirectory());
-  const sourceBlobs = sourceRoot === null ? undefined : nodeFsStorage({ root: sourceRoot });
+  const sourceBlobs = sourceRoot === null ? undefined : await openStorePort(sourceRoot);
   const progress = archiveProgress(run.io.stderr, "sessionkit: import");
   const options: ImportOptions = {
     onConflict: run.args.onConflict,

@@ -1,6 +1,5 @@
 /** The search and history commands, over the stores a command reads (see Run.stores). */
 import nodePath from "node:path";
-import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import { PromptHistory } from "../src/history/prompt-history.js";
 import { searchSessions, type SearchHit } from "../src/search/search.js";
 import { storeSessionDir } from "../src/session/paths.js";
@@ -10,6 +9,7 @@ import type { Run } from "./run.js";
 import { searchProgress } from "./progress.js";
 import { oneLine } from "./render.js";
 import { storeFileOf, storeStorage } from "./store.js";
+import { openStorePort } from "./store-port.js";
 
 const DEFAULT_LIMIT = 50;
 
@@ -66,7 +66,7 @@ export async function historyCommand(run: Run): Promise<number> {
   const found: FoundPrompt[] = [];
   for (const store of stores) {
     // Only read: history files sit at the store's root, beside sessions/.
-    const storage = store.database ? await store.database.open() : nodeFsStorage({ root: store.root });
+    const storage = store.database ? await store.database.open() : await openStorePort(store.root);
     try {
       const history = await PromptHistory.open(storage);
       if (history.importError) run.warn(`${storeFileOf(store, history.importError.message)} (its prompts are left out)`);

@@ -6,8 +6,9 @@
  */
 import { createHash } from "node:crypto";
 import nodePath from "node:path";
-import { mountedStorage, type MountedStorage } from "../adapters/mounted.js";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
+import type { StoragePortWith } from "../src/port.js";
+import { openStorePort } from "./store-port.js";
 
 /** The directory of the kit's files within a store (see src/session/listing.ts CATALOG_DIR). */
 export const KIT_DIR = ".sessionkit";
@@ -29,7 +30,7 @@ export function storeCacheDir(root: string, env: NodeJS.ProcessEnv, home: string
   return nodePath.join(cacheRoot(env, home), "stores", `${readable}-${hash}`);
 }
 
-/** The store at `root` for reading: its own files, and `.sessionkit/` from the cache. */
-export function readingStorage(root: string, env: NodeJS.ProcessEnv, home: string): MountedStorage {
-  return mountedStorage(nodeFsStorage({ root }), { [KIT_DIR]: nodeFsStorage({ root: storeCacheDir(root, env, home) }) });
+/** The store at `root` for reading: its own files (store-port.ts), and `.sessionkit/` from the cache. */
+export async function readingStorage(root: string, env: NodeJS.ProcessEnv, home: string): Promise<StoragePortWith<"close">> {
+  return openStorePort(root, { [KIT_DIR]: nodeFsStorage({ root: storeCacheDir(root, env, home) }) });
 }

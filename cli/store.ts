@@ -19,6 +19,7 @@ import { CliError, failureKind } from "./errors.js";
 import { listingProgress, type ProgressSink } from "./progress.js";
 import { oneLine } from "./render.js";
 import { readingStorage } from "./store-cache.js";
+import { openStorePort, StoreDirectory } from "./store-port.js";
 
 /** The storage root: --root, else $PI_CODING_AGENT_DIR (as pi reads it), else ~/.pi/agent. */
 export function resolveRoot(rootFlag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
@@ -133,41 +134,37 @@ async function resolveSessionFile(arg: string, stores: readonly AgentStore[], cw
   if (info.size === 0) throw new CliError("invalid", `${absolute} is empty, not a session file`);
 
   const real = await realpath(absolute);
-  let storageRoot = nodePath.dirname(real);
-  let inStore = false;
-  let store: AgentStore | undefined;
-  for (const candidate of stores) {
-    const realRoot = await realpath(candidate.root).catch(() => null);
-    if (realRoot !== null && isInside(realRoot, real)) {
-      storageRoot = realRoot;
-      store = candidate;
-      inStore = true;
-      break;
-    }
+  // The stores read, then the agent dir the file is laid out in, by the path as given (its
+  // sessions/ may be a link) and as resolved.
+  const candidates: Array<{ root: string; store?: AgentStore }> = [...stores.filter((store) => !store.database).map((store) => ({ root: store.root, store })), ...agentDirOf(absolute), ...agentDirOf(real)];
+  for (const { root, store } of candidates) {
+    // A store whose folders cannot be resolved (a dangling link) holds no file.
+    const directory = await StoreDirectory.find(root).catch(() => null);
+    const path = directory?.pathOf(real);
+    if (!directory || path == null) continue;
+    const nameOf = (p: string) => directory.fileOf(p);
+    return checkedFile({ absolute, storage: directory.open(), path, nameOf, location: directory.fileOf(""), onDisk: true, inStore: true, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) }, info.size);
   }
-  if (!store) {
-    const up = (levels: number) => Array.from({ length: levels }).reduce<string>((dir) => nodePath.dirname(dir), real);
-    if (nodePath.basename(up(2)) === SESSIONS_DIR) {
-      storageRoot = up(3);
-      inStore = true;
-    } else if (nodePath.basename(up(1)) === SESSIONS_DIR) {
-      storageRoot = up(2);
-      inStore = true;
-    }
-  }
-  const path = nodePath.relative(storageRoot, real).split(nodePath.sep).join("/");
-  const storage = nodeFsStorage({ root: storageRoot });
-  if (info.size <= HEAD_BYTES) {
-    const bytes = await storage.read(path);
-    if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError("invalid", `${absolute} holds only whitespace, not a session file`);
-  }
+  const storageRoot = nodePath.dirname(real);
   const nameOf = (p: string) => nodePath.join(storageRoot, ...p.split("/"));
-  return { absolute, storage, path, nameOf, location: storageRoot, onDisk: true, inStore, inRoot: store !== undefined && stores.length === 1, ...(store ? { store } : {}) };
+  return checkedFile({ absolute, storage: nodeFsStorage({ root: storageRoot }), path: nodePath.basename(real), nameOf, location: storageRoot, onDisk: true, inStore: false, inRoot: false }, info.size);
 }
 
-function isInside(dir: string, file: string): boolean {
-  const relative = nodePath.relative(dir, file);
-  return relative !== "" && !relative.startsWith("..") && !nodePath.isAbsolute(relative);
+/** The agent dir of a file laid out as agents lay out sessions: `<dir>/sessions/<project>/<file>`, or seed 003's `<dir>/sessions/<file>`. */
+function agentDirOf(file: string): Array<{ root: string }> {
+  const project = nodePath.dirname(file);
+  if (nodePath.basename(nodePath.dirname(project)) === SESSIONS_DIR) return [{ root: nodePath.dirname(nodePath.dirname(project)) }];
+  if (nodePath.basename(project) === SESSIONS_DIR) return [{ root: nodePath.dirname(project) }];
+  return [];
+}
+
+/** `ref`, once a small file is seen to hold more than whitespace. */
+async function checkedFile(ref: SessionFileRef, size: number): Promise<SessionFileRef> {
+  if (size <= HEAD_BYTES) {
+    const bytes = await ref.storage.read(ref.path);
+    if (bytes && new TextDecoder().decode(bytes).trim() === "") throw new CliError("invalid", `${ref.absolute} holds only whitespace, not a session file`);
+  }
+  return ref;
 }
 
 /**
@@ -235,7 +232,7 @@ export async function resolveSessionArgument(target: string, context: LookupCont
 
   const named: { store: AgentStore; path: string }[] = [];
   for (const store of stores) {
-    const storage = store.database ? await store.database.open() : nodeFsStorage({ root: store.root });
+    const storage = store.database ? await store.database.open() : await openStorePort(store.root);
     try {
       for (const path of await findSessionPaths(storage, target)) if ((await headerId(storage, path)) === target) named.push({ store, path });
     } finally {

@@ -31,7 +31,7 @@ export async function benchStoreListing(runs: number): Promise<{ rows: Row[]; no
   for (const env of [writableCache, readOnlyCache]) rmSync(env.XDG_CACHE_HOME, { recursive: true, force: true });
   mkdirSync(home, { recursive: true });
 
-  const writable = readingStorage(LIST_ROOT, writableCache, home);
+  const writable = await readingStorage(LIST_ROOT, writableCache, home);
   const readOnlyBase = refusingWrites(nodeFsStorage({ root: LIST_ROOT }));
   const readOnly = mountedStorage(readOnlyBase, { ".sessionkit": nodeFsStorage({ root: storeCacheDir(LIST_ROOT, readOnlyCache, home) }) });
   const list = (storage: StoragePort) => () => SessionManager.list(storage, LIST_CWD);

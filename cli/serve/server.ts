@@ -7,12 +7,12 @@
  */
 import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
-import { mountedStorage } from "../../adapters/mounted.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { startServer, type RunningServer, type ServerOptions, type ServerStore } from "../../adapters/server/server.js";
 import type { StoragePort } from "../../src/port.js";
 import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
+import { StoreDirectory } from "../store-port.js";
 import { keepCaches, type CacheKeeper } from "./cache-keeper.js";
 import { isSampleStore } from "./sample-store.js";
 
@@ -59,14 +59,12 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
   const keepers: CacheKeeper[] = [];
   for (const config of stores) {
     const root = "storage" in config ? config.root : nodePath.resolve(config.root);
-    const base = "storage" in config ? config.storage : nodeFsStorage({ root });
-    const storage = config.cacheDir === undefined ? base : mountedStorage(base, { [KIT_DIR]: nodeFsStorage({ root: config.cacheDir }) });
+    const { storage, hostPaths } = "storage" in config ? { storage: config.storage, hostPaths: {} } : await directoryStore(root, config.cacheDir);
     // Clients of a read-only store write nothing; the server keeps the kit's caches where they are
     // not in an agent's folder: mounted from the user's cache dir, or a database's own.
     const keeper = !rest.write && (config.cacheDir !== undefined || "storage" in config) ? keepCaches(storage, { maxBytes: maxCacheBytes ?? DEFAULT_MAX_CACHE_BYTES }) : undefined;
     if (keeper) keepers.push(keeper);
     const samples = !("storage" in config) && (await isSampleStore(root));
-    const hostPaths = "storage" in config ? {} : await hostPathsOf({ [root]: "", ...(config.cacheDir === undefined ? {} : { [nodePath.resolve(config.cacheDir)]: KIT_DIR }) });
     served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths });
   }
   const server = await startServer({ ...rest, stores: served, viewer: viewerDir ? { dir: nodePath.resolve(viewerDir), contentSecurityPolicy: APP_CSP_HEADER } : null });
@@ -77,6 +75,18 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
       await closeServer();
     },
   });
+}
+
+/**
+ * A store directory's port (its folders kept elsewhere through links mounted from where they are:
+ * store-port.ts) with `.sessionkit/` from `cacheDir` when given, and the host directories its
+ * error messages may name.
+ */
+async function directoryStore(root: string, cacheDir: string | undefined): Promise<{ storage: StoragePort; hostPaths: Record<string, string> }> {
+  const directory = await StoreDirectory.find(root);
+  const storage = directory.open(cacheDir === undefined ? {} : { [KIT_DIR]: nodeFsStorage({ root: cacheDir }) });
+  const given = await hostPathsOf({ [root]: "", ...(cacheDir === undefined ? {} : { [nodePath.resolve(cacheDir)]: KIT_DIR }) });
+  return { storage, hostPaths: { ...directory.hostPaths(), ...given } };
 }
 
 /** The directories as given and as the file system resolves them (error messages may name either). */
