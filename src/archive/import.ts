@@ -118,6 +118,8 @@ export interface ImportSummary {
   missingBlobs: string[];
   /** Repairs and migrations done on the way, and missing blobs, one line each. */
   warnings: string[];
+  /** Set when the archive was exported redacted: the secrets replaced, per kind (its manifest's). */
+  redacted?: Record<string, number>;
 }
 
 /** A session ready to be placed: validated, its entry ids known, its bytes available again. */
@@ -168,7 +170,8 @@ export async function importArchive(storage: StoragePort, source: ArchiveSource,
       size: blob.bytes,
       read: () => archive.readVerified(blobMemberName(blob.hash)),
     }));
-    return await placeSessions(storage, candidates, blobs, [], options);
+    const summary = await placeSessions(storage, candidates, blobs, [], options);
+    return archive.manifest.redacted ? { ...summary, redacted: archive.manifest.redacted } : summary;
   } finally {
     await archive.close();
   }
