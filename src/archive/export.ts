@@ -17,6 +17,7 @@ import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
   MANIFEST_NAME,
+  REDACTED_ARCHIVE_VERSION,
   SESSION_ID_PATTERN,
   blobMemberName,
   sessionMemberName,
@@ -177,7 +178,7 @@ export async function exportArchive(
     missingBlobs = missing;
     manifest = {
       format: ARCHIVE_FORMAT,
-      version: ARCHIVE_VERSION,
+      version: options.redact ? REDACTED_ARCHIVE_VERSION : ARCHIVE_VERSION,
       generator: options.generator ?? "sessionkit",
       created: new Date().toISOString(),
       sessions: manifestSessions,

@@ -15,10 +15,12 @@ if (!z.config().localeError) z.config(en());
 
 export const ARCHIVE_FORMAT = "sessionkit-archive";
 /**
- * major.minor: a reader accepts every minor of its major and refuses newer majors. 1.1 adds the
- * optional `redacted` (a 1.0 reader, whose schema drops keys it does not know, imports it).
+ * major.minor: a reader accepts every minor of its major and refuses newer majors. An archive is
+ * written as the lowest version that describes it: 1.1 adds the optional `redacted`, written only
+ * in a redacted archive (a 1.0 reader, whose schema drops keys it does not know, imports it).
  */
-export const ARCHIVE_VERSION = "1.1";
+export const ARCHIVE_VERSION = "1.0";
+export const REDACTED_ARCHIVE_VERSION = "1.1";
 const SUPPORTED_MAJOR = 1;
 
 export const MANIFEST_NAME = "manifest.json";

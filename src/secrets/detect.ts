@@ -127,7 +127,7 @@ export function findSecrets(text: string): SecretMatch[] {
       const whole = text.slice(matchStart, matchEnd);
       const line = () => lineAround(text, matchStart, matchEnd);
       if (allowed([rules.global], secret, whole, line) || allowed(rule.allowlists, secret, whole, line)) continue;
-      found.push({ kind: rule.id, start, end, preview: maskSecret(secret, rule.keywords) });
+      found.push({ kind: rule.id, start, end, preview: maskSecret(secret, rule.keywords, rule.typed) });
     }
   }
   return found.sort((a, b) => a.start - b.start);

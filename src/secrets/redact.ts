@@ -18,7 +18,7 @@ export function redactionMark(kind: string): string {
 }
 
 /** `text` with its secrets replaced; counts them into `counts`. */
-export function redactText(text: string, counts: RedactionCounts): string {
+function redactText(text: string, counts: RedactionCounts): string {
   const found = findSecrets(text);
   if (found.length === 0) return text;
   let out = "";

@@ -62,9 +62,6 @@ const SESSION_RULES: readonly RuleData[] = [
   },
 ];
 
-/** Ids of sessionkit's own rules, for docs and tests. */
-export const SESSION_RULE_IDS: readonly string[] = SESSION_RULES.map((rule) => rule.id);
-
 /**
  * gitleaks' catch-all for `key = value` pairs: run after every named rule, so a value both match
  * is named by the specific one.
@@ -84,6 +81,8 @@ export interface CompiledRule {
   regex: RegExp;
   loose: RegExp | null;
   leadingName: number;
+  /** A rule for one issuer's tokens (not sessionkit's own, not gitleaks' generic one): their type prefix is public. */
+  typed: boolean;
   keywords: string[];
   entropy: number;
   secretGroup: number;
@@ -110,8 +109,9 @@ function compileAllowlist(data: AllowlistData): CompiledAllowlist {
   };
 }
 
-function compileRule(data: RuleData): CompiledRule {
+function compileRule(data: RuleData, typed: boolean): CompiledRule {
   return {
+    typed,
     id: data.id,
     regex: new RegExp(data.regex, (data.caseless ? "di" : "d") + (data.loose ? "y" : "g")),
     loose: data.loose ? new RegExp(data.loose, "gi") : null,
@@ -142,7 +142,7 @@ export function ruleSet(): RuleSet {
   const data = [...named, ...SESSION_RULES, ...last];
   const words = [...new Set(data.flatMap((rule) => rule.keywords))].sort((x, y) => y.length - x.length);
   compiled = {
-    rules: data.map(compileRule),
+    rules: data.map((rule) => compileRule(rule, named.includes(rule))),
     global: compileAllowlist(GITLEAKS_GLOBAL_ALLOWLIST),
     keywords: new RegExp(words.map(escapeRegex).join("|"), "gi"),
     prefixes: new Map(words.map((word) => [word, words.filter((other) => word.startsWith(other))])),

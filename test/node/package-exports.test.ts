@@ -17,9 +17,9 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "ArchiveError", "CURRENT_SESSION_VERSION", "DEFAULT_LIMITS", "DEFAULT_SOURCES", "HistoryError", "PromptHistory",
       "SEARCH_SOURCES", "SessionError", "SessionManager", "SessionTail", "StorageError", "buildSessionContext", "buildTree", "configureSqlite",
-      "deleteSessionWithBlobs", "exportArchive", "findMostRecentSession", "getRecentSessions", "importArchive",
+      "deleteSessionWithBlobs", "exportArchive", "findMostRecentSession", "findSecrets", "findSecretsInRecord", "getRecentSessions", "importArchive",
       "importSessionFiles", "isArchiveError", "isSessionError", "isStorageError", "listAllSessions", "listSessions",
-      "readHistoryDb", "searchSessions", "verifyArchive",
+      "readHistoryDb", "redactRecord", "scanSessionFile", "scanSessions", "searchSessions", "verifyArchive",
     ],
     types: [
       "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
@@ -28,8 +28,9 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "FileExtent", "FileStat", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
       "ImportAction", "ImportOptions", "ImportSummary", "ImportedSession", "KnownSessionEntry", "LabelEntry", "LeafEntry",
       "LineProblem", "LineProblemKind", "ListOptions", "MessageEntry", "ModeChangeEntry", "ModelChangeEntry", "NewSessionOptions",
-      "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "SearchHit",
-      "SearchIndexProgress", "SearchOptions", "SearchSource", "SessionContext", "SessionDialect", "SessionEntry",
+      "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "RedactionCounts", "ScanOptions",
+      "ScanProgress", "ScanResult", "SearchHit", "SearchIndexProgress", "SearchOptions", "SearchSource", "SecretFinding", "SecretMatch",
+      "SessionContext", "SessionDialect", "SessionEntry",
       "SessionErrorCode", "SessionFileInput", "SessionFollow", "SessionHeader", "SessionInfo", "SessionInfoEntry",
       "SessionInitEntry", "SessionManagerOptions", "SessionTreeNode", "SqliteOptions", "StorageErrorCode", "StorageLock", "StoragePort",
       "StorageWatch", "StoreLayout", "StoreOwner", "TailRead", "TerminalBreadcrumb", "TextContent", "ThinkingLevelChangeEntry",
