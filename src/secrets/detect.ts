@@ -15,7 +15,9 @@ import { ruleSet, type CompiledAllowlist, type CompiledRule } from "./rules.js";
 export interface SecretMatch {
   /** The rule that found it (gitleaks' rule ids, and env-assignment, authorization-bearer, authorization-basic, url-password). */
   kind: string;
+  /** Where the secret starts in the text (a UTF-16 offset). */
   start: number;
+  /** Where it ends (exclusive). */
   end: number;
   /** A few characters of a known prefix and the last ones, e.g. `sk-ant-…Q2xA`. */
   preview: string;
@@ -100,17 +102,11 @@ function* matchesOf(rule: CompiledRule, text: string): Generator<RegExpExecArray
 export function findSecrets(text: string): SecretMatch[] {
   if (text.length < SHORTEST) return [];
   const rules = ruleSet();
-  const present = new Set<string>();
-  rules.keywords.lastIndex = 0;
-  // From each position on, not each match's end: a keyword inside or across another is present too.
-  for (let hit = rules.keywords.exec(text); hit; hit = rules.keywords.exec(text)) {
-    for (const word of rules.prefixes.get(hit[0].toLowerCase())!) present.add(word);
-    rules.keywords.lastIndex = hit.index + 1;
-  }
-  if (present.size === 0) return [];
+  const present = new Uint8Array(rules.keywords.words.length);
+  if (rules.keywords.mark(text, present) === 0) return [];
   const found: SecretMatch[] = [];
   for (const rule of rules.rules) {
-    if (rule.keywords.length > 0 && !rule.keywords.some((word) => present.has(word))) continue;
+    if (rule.keywordIds.length > 0 && !rule.keywordIds.some((id) => present[id] === 1)) continue;
     let previousEnd = 0;
     for (const match of matchesOf(rule, text)) {
       // The name before the keyword, as gitleaks' leading [\w.-]{0,50}? takes it in.

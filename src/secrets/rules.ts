@@ -4,6 +4,7 @@
  * (a GitHub token in a `GITHUB_TOKEN=` line is a github-pat, not an env-assignment).
  */
 import { GITLEAKS_GLOBAL_ALLOWLIST, GITLEAKS_RULES, GITLEAKS_VERSION } from "./gitleaks-rules.js";
+import { KeywordAutomaton } from "./keywords.js";
 import type { AllowlistData, RuleData } from "./rule-data.js";
 
 /** Values that stand for a secret in docs and examples, not secrets. */
@@ -84,6 +85,8 @@ export interface CompiledRule {
   /** A rule for one issuer's tokens (not sessionkit's own, not gitleaks' generic one): their type prefix is public. */
   typed: boolean;
   keywords: string[];
+  /** The keywords' indices in the rule set's automaton. */
+  keywordIds: number[];
   entropy: number;
   secretGroup: number;
   allowlists: CompiledAllowlist[];
@@ -92,10 +95,8 @@ export interface CompiledRule {
 export interface RuleSet {
   rules: CompiledRule[];
   global: CompiledAllowlist;
-  /** One regex finding, at each position, the longest keyword of any rule there (case-insensitively). */
-  keywords: RegExp;
-  /** Each keyword with the keywords it starts with (itself included): those are present where it is. */
-  prefixes: Map<string, string[]>;
+  /** Finds every rule's keywords in a text, in one pass. */
+  keywords: KeywordAutomaton;
   /** Names this rule set: a cache of findings made with another is stale. */
   fingerprint: string;
 }
@@ -109,9 +110,10 @@ function compileAllowlist(data: AllowlistData): CompiledAllowlist {
   };
 }
 
-function compileRule(data: RuleData, typed: boolean): CompiledRule {
+function compileRule(data: RuleData, typed: boolean, words: readonly string[]): CompiledRule {
   return {
     typed,
+    keywordIds: data.keywords.map((word) => words.indexOf(word)),
     id: data.id,
     regex: new RegExp(data.regex, (data.caseless ? "di" : "d") + (data.loose ? "y" : "g")),
     loose: data.loose ? new RegExp(data.loose, "gi") : null,
@@ -122,8 +124,6 @@ function compileRule(data: RuleData, typed: boolean): CompiledRule {
     allowlists: (data.allowlists ?? []).map(compileAllowlist),
   };
 }
-
-const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** FNV-1a of the text, in hex: a short name for the rule set's data. */
 function fingerprintOf(text: string): string {
@@ -140,12 +140,11 @@ export function ruleSet(): RuleSet {
   const named = GITLEAKS_RULES.filter((rule) => !LAST_RULES.has(rule.id));
   const last = GITLEAKS_RULES.filter((rule) => LAST_RULES.has(rule.id));
   const data = [...named, ...SESSION_RULES, ...last];
-  const words = [...new Set(data.flatMap((rule) => rule.keywords))].sort((x, y) => y.length - x.length);
+  const words = [...new Set(data.flatMap((rule) => rule.keywords))];
   compiled = {
-    rules: data.map((rule) => compileRule(rule, named.includes(rule))),
+    rules: data.map((rule) => compileRule(rule, named.includes(rule), words)),
     global: compileAllowlist(GITLEAKS_GLOBAL_ALLOWLIST),
-    keywords: new RegExp(words.map(escapeRegex).join("|"), "gi"),
-    prefixes: new Map(words.map((word) => [word, words.filter((other) => word.startsWith(other))])),
+    keywords: new KeywordAutomaton(words),
     fingerprint: `${GITLEAKS_VERSION}:${fingerprintOf(JSON.stringify([data, GITLEAKS_GLOBAL_ALLOWLIST]))}`,
   };
   return compiled;

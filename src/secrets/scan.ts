@@ -38,9 +38,13 @@ export interface SecretFinding {
  * @category Secrets
  */
 export interface ScanProgress {
+  /** Session files read so far. */
   filesDone: number;
+  /** Session files to read (those that changed since the last scan). */
   filesTotal: number;
+  /** Bytes read so far. */
   bytesDone: number;
+  /** Bytes to read. */
   bytesTotal: number;
 }
 
@@ -124,8 +128,8 @@ async function readCache(storage: StoragePort, dir: string, rules: string): Prom
  * string it is in.
  * @category Secrets
  */
-export function findSecretsInRecord(record: Record<string, unknown>): { field: string; kind: string; preview: string }[] {
-  const out: { field: string; kind: string; preview: string }[] = [];
+export function findSecretsInRecord(record: Record<string, unknown>): Pick<SecretFinding, "field" | "kind" | "preview">[] {
+  const out: Pick<SecretFinding, "field" | "kind" | "preview">[] = [];
   forEachText(record, (text, path) => {
     for (const found of findSecrets(text)) out.push({ field: path(), kind: found.kind, preview: found.preview });
   });
