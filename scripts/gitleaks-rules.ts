@@ -3,7 +3,11 @@
  * MIT, © Zachary Rice): each rule's id, keywords, entropy, secret group and allowlists as data,
  * its Go (RE2) regex rewritten for JavaScript.
  *
- *   tsx scripts/gitleaks-rules.ts <gitleaks.toml> <version> <commit>
+ *   tsx scripts/gitleaks-rules.ts <gitleaks.toml> <version> <commit> [<cmd/generate/config/rules>]
+ *
+ * With gitleaks' rule sources (the fourth argument, a folder of Go files), the literal true and
+ * false positives each rule is validated with there are written to
+ * test/fixtures/gitleaks-samples.json: test/node/secrets.test.ts runs each rule on them.
  *
  * JavaScript (Node 20, the browsers sessionkit supports) has no inline flags: `(?i)`, `(?i:…)`,
  * `(?-i:…)` and `(?s:…)` are rewritten as what they mean (a letter under `i` becomes `[aA]`, a
@@ -11,7 +15,7 @@
  * `(?<name>`, `[[:alnum:]]` its ranges, `\z` `$`. Rules that apply to file paths only (gitleaks'
  * `path`) are left out: a session has no files. Every rewritten regex is compiled here.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -335,9 +339,41 @@ function allowlistOf(table: Table, where: string): Allowlist | null {
   return { ...(regexes ? { regexes } : {}), ...(target && target !== "secret" ? { regexTarget: target } : {}), ...(stopwords ? { stopwords } : {}), ...(and ? { condition: "and" as const } : {}) };
 }
 
+/** A Go string literal's value: "interpreted" (JSON's escapes) or `raw`; null for anything else. */
+function goString(literal: string): string | null {
+  if (literal.startsWith("`")) return literal.slice(1, -1);
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return null; // a Go escape JSON does not have (\x..): left out
+  }
+}
+
+/**
+ * The literal samples of gitleaks' rule sources: in each function, its RuleID and the lines of
+ * its `tps` and `fps` slices that are one string literal (generated samples are left out).
+ */
+function ruleSamples(dir: string): Record<string, { truePositives: string[]; falsePositives: string[] }> {
+  const out: Record<string, { truePositives: string[]; falsePositives: string[] }> = {};
+  for (const name of readdirSync(dir).filter((entry) => entry.endsWith(".go") && !entry.endsWith("_test.go")).sort()) {
+    for (const fn of readFileSync(nodePath.join(dir, name), "utf8").split(/\nfunc /)) {
+      const id = /RuleID:\s*"([^"]+)"/.exec(fn)?.[1];
+      if (!id) continue;
+      const literals = (slice: string) => {
+        const body = new RegExp(`\\b${slice}\\s*:?=\\s*\\[\\]string\\{([\\s\\S]*?)\\n\\t\\}`).exec(fn)?.[1] ?? "";
+        return [...body.matchAll(/^\s*("(?:[^"\\]|\\.)*"|`[^`]*`),\s*(?:\/\/.*)?$/gm)].map((match) => goString(match[1]!)).filter((value): value is string => value !== null);
+      };
+      const truePositives = literals("tps");
+      const falsePositives = literals("fps");
+      if (truePositives.length + falsePositives.length > 0) out[id] = { truePositives, falsePositives };
+    }
+  }
+  return out;
+}
+
 function main(): void {
-  const [file, version, commit] = process.argv.slice(2);
-  if (!file || !version || !commit) throw new Error("usage: tsx scripts/gitleaks-rules.ts <gitleaks.toml> <version> <commit>");
+  const [file, version, commit, rulesDir] = process.argv.slice(2);
+  if (!file || !version || !commit) throw new Error("usage: tsx scripts/gitleaks-rules.ts <gitleaks.toml> <version> <commit> [<cmd/generate/config/rules>]");
   const toml = parseToml(readFileSync(file, "utf8"));
   const rules: unknown[] = [];
   const skipped: string[] = [];
@@ -427,6 +463,15 @@ export const GITLEAKS_GLOBAL_ALLOWLIST: AllowlistData = ${JSON.stringify(global)
 `;
   writeFileSync(target, source);
   console.log(`${target}: ${rules.length} rules (${skipped.length} left out: ${skipped.join(", ")}), ${source.length} bytes`);
+  if (rulesDir) {
+    // Only the rules of the default config (a few sources define rules it does not register).
+    const ids = new Set(rules.map((rule) => (rule as { id: string }).id));
+    const samples = Object.fromEntries(Object.entries(ruleSamples(rulesDir)).filter(([id]) => ids.has(id)));
+    const fixture = nodePath.join(here, "..", "test", "fixtures", "gitleaks-samples.json");
+    writeFileSync(fixture, `${JSON.stringify({ source: `gitleaks ${version} (commit ${commit}), cmd/generate/config/rules/*.go, MIT`, rules: samples }, null, 1)}\n`);
+    const count = Object.values(samples).reduce((n, rule) => n + rule.truePositives.length + rule.falsePositives.length, 0);
+    console.log(`${fixture}: ${count} samples of ${Object.keys(samples).length} rules`);
+  }
 }
 
 main();

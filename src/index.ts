@@ -57,7 +57,7 @@ export { SEARCH_SOURCES, DEFAULT_SOURCES, type SearchSource } from "./search/tex
 export type { RefreshCounter as SearchIndexProgress } from "./search/search-index.js";
 
 // Secrets: finding them in sessions, and redacting them from copies that leave
-export { findSecrets, type SecretMatch } from "./secrets/detect.js";
+export { findSecrets, type FindOptions, type SecretMatch } from "./secrets/detect.js";
 export { scanSessions, scanSessionFile, findSecretsInRecord, type SecretFinding, type ScanOptions, type ScanResult, type ScanProgress } from "./secrets/scan.js";
 export { redactRecord, type RedactionCounts } from "./secrets/redact.js";
 

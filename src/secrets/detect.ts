@@ -96,10 +96,19 @@ function* matchesOf(rule: CompiledRule, text: string): Generator<RegExpExecArray
 }
 
 /**
+ * Which rules {@link findSecrets} runs.
+ * @category Secrets
+ */
+export interface FindOptions {
+  /** Only the rules of these kinds (rule ids); default: every rule. */
+  kinds?: readonly string[];
+}
+
+/**
  * The secrets in `text`, in text order, none overlapping another.
  * @category Secrets
  */
-export function findSecrets(text: string): SecretMatch[] {
+export function findSecrets(text: string, options: FindOptions = {}): SecretMatch[] {
   if (text.length < SHORTEST) return [];
   const rules = ruleSet();
   const present = new Uint8Array(rules.keywords.words.length);
@@ -107,6 +116,7 @@ export function findSecrets(text: string): SecretMatch[] {
   const found: SecretMatch[] = [];
   for (const rule of rules.rules) {
     if (rule.keywordIds.length > 0 && !rule.keywordIds.some((id) => present[id] === 1)) continue;
+    if (options.kinds && !options.kinds.includes(rule.id)) continue;
     let previousEnd = 0;
     for (const match of matchesOf(rule, text)) {
       // The name before the keyword, as gitleaks' leading [\w.-]{0,50}? takes it in.

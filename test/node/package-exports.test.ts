@@ -25,7 +25,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
       "CompactionEntry", "ConflictPolicy", "ContextModel", "ContextOptions", "CustomEntry", "CustomMessageEntry",
       "DeleteSessionOptions", "DeleteSessionResult", "DirEntry", "ExportOptions", "ExportSessionSpec", "ExportSummary",
-      "FileExtent", "FileStat", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
+      "FileExtent", "FileStat", "FindOptions", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
       "ImportAction", "ImportOptions", "ImportSummary", "ImportedSession", "KnownSessionEntry", "LabelEntry", "LeafEntry",
       "LineProblem", "LineProblemKind", "ListOptions", "MessageEntry", "ModeChangeEntry", "ModelChangeEntry", "NewSessionOptions",
       "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "RedactionCounts", "ScanOptions",

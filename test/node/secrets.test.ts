@@ -126,6 +126,24 @@ describe("the 23 real corpus sessions", () => {
 });
 
 describe("gitleaks' regexes, from Go to JavaScript", () => {
+  it("each rule, alone, finds the literal true positives gitleaks validates it with, and none of its false positives", async () => {
+    const fixture = JSON.parse(await readFile(join(CORPUS_DIR, "..", "gitleaks-samples.json"), "utf8")) as { rules: Record<string, { truePositives: string[]; falsePositives: string[] }> };
+    const failures: string[] = [];
+    let samples = 0;
+    for (const [kind, { truePositives, falsePositives }] of Object.entries(fixture.rules)) {
+      for (const sample of truePositives) {
+        samples++;
+        if (findSecrets(sample, { kinds: [kind] }).length === 0) failures.push(`${kind} missed ${JSON.stringify(sample.slice(0, 80))}`);
+      }
+      for (const sample of falsePositives) {
+        samples++;
+        if (findSecrets(sample, { kinds: [kind] }).length > 0) failures.push(`${kind} found in ${JSON.stringify(sample.slice(0, 80))}`);
+      }
+    }
+    expect(samples).toBeGreaterThan(300);
+    expect(failures).toEqual([]);
+  });
+
   it("(?i) in the middle applies from there on: LTAI is case-sensitive, the rest is not", () => {
     expect(findSecrets("key LTAIab12CD34ef56GH78ij90 end").map((found) => found.kind)).toEqual(["alibaba-access-key-id"]);
     expect(findSecrets("key ltaiab12CD34ef56GH78ij90 end").map((found) => found.kind)).not.toContain("alibaba-access-key-id");
