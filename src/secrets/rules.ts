@@ -64,10 +64,11 @@ const SESSION_RULES: readonly RuleData[] = [
 ];
 
 /**
- * gitleaks' catch-all for `key = value` pairs: run after every named rule, so a value both match
- * is named by the specific one.
+ * gitleaks' rules named for where a secret is rather than what it is (a curl command's header or
+ * user, any `key = value` pair): run after the others, so a token both find is named by what it is
+ * (a GitHub token in `curl -H "Authorization: Bearer ghp_…"` is a github-pat).
  */
-const LAST_RULES = new Set(["generic-api-key"]);
+const LAST_RULES = new Set(["curl-auth-header", "curl-auth-user", "generic-api-key"]);
 
 export interface CompiledAllowlist {
   regexes: RegExp[];
