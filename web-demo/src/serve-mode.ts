@@ -7,7 +7,7 @@ import type { ServedStore } from "../../adapters/rpc/http.js";
 import { ViewerApp } from "./app/app.js";
 import { serveSource } from "./data/serve-source.js";
 import { el } from "./render/dom.js";
-import { sessionActions } from "./session-actions.js";
+import { secretsNotice, sessionActions } from "./session-actions.js";
 
 export function startServeMode(stores: readonly ServedStore[]): void {
   // The page's requests carry the cookie from here on: keep the token out of links, history and screenshots.
@@ -23,6 +23,7 @@ export function startServeMode(stores: readonly ServedStore[]): void {
     title: "sessionkit viewer",
     emptyText: "No sessions in the stores this server offers.",
     sessionActions: (store, path) => sessionActions(app, store, path, async () => {}),
+    sessionNotice: secretsNotice,
     barControls: [
       el(
         "span",
