@@ -69,7 +69,7 @@ const COMMAND_HELP: Record<CommandName, { synopsis: string; text: string }> = {
       --jsonl                    one session file instead (its images inline; one session argument)
       --redact, --no-redact      replace each secret found (as scan finds them) by
                                  [REDACTED:<kind>] in what is written, never in the store; prints
-                                 the counts per kind. Default: on for --html, off for zip and --jsonl`,
+                                 the counts per kind. Default: on for --html, off for zip, --jsonl`,
   },
   import: {
     synopsis: "import <archive.zip | file.jsonl | dir> [--on-conflict POLICY] [--dry-run]",
