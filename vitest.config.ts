@@ -17,6 +17,8 @@ const SLOW_NODE_TESTS = [
   "test/node/cli-archive.test.ts",
   "test/node/cli-stores.test.ts",
   "test/node/cli-export-html.test.ts",
+  "test/node/secrets-cli.test.ts",
+  "test/node/secrets-export.test.ts",
   "test/node/search.test.ts",
   "test/node/package-exports.test.ts",
   "test/node/serve-api.test.ts",

@@ -16,6 +16,8 @@ import { discoverAgentStores, storeAt, storeOwner, type AgentStore } from "./age
 import { lookupContext, type Run } from "./run.js";
 import { CliError, EXIT, failureKind } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
+import { exportJsonlCommand } from "./export-jsonl.js";
+import { countsText, reportRedaction } from "./scan.js";
 import { archiveProgress } from "./progress.js";
 import { exportView, resolveSessionArgument, statOrNull, storeFileOf, type ExportView, type SessionFileRef } from "./store.js";
 import { openStorePort } from "./store-port.js";
@@ -61,6 +63,7 @@ async function requireFile(file: string): Promise<void> {
 
 export async function exportCommand(run: Run): Promise<number> {
   if (run.args.html) return exportHtmlCommand(run);
+  if (run.args.jsonl) return exportJsonlCommand(run);
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
   const dirInfo = await statOrNull(outputDir);
@@ -87,7 +90,9 @@ export async function exportCommand(run: Run): Promise<number> {
     let summary: ExportSummary;
     try {
       const sink = Writable.toWeb(file) as WritableStream<Uint8Array>;
-      summary = await exportArchive(view.storage, specs, sink, { includeBlobs: run.args.blobs, onProgress: progress.onProgress, ...nodeArchiveCodecs });
+      // An archive is a backup and a transfer: redacted only when asked (--redact).
+      const redact = run.args.redact ?? false;
+      summary = await exportArchive(view.storage, specs, sink, { includeBlobs: run.args.blobs, onProgress: progress.onProgress, redact, ...nodeArchiveCodecs });
       await rename(temp, output);
     } catch (error) {
       await closed(file);
@@ -122,6 +127,7 @@ function reportExport(run: Run, summary: ExportSummary, view: ExportView, output
     run.warn(path === undefined ? warning : `${fileOf(path)}${warning.slice(path.length)}`);
   }
   for (const hash of summary.missingBlobs) run.warn(`blob ${hash} is referenced but not stored: left out (the sessions keep the ref)`);
+  if (summary.redacted) reportRedaction(run, summary.redacted);
   run.print(summary, () => {
     const entries = summary.sessions.reduce((n, s) => n + s.entries, 0);
     const blobs = run.args.blobs ? `${plural(summary.blobs.count, "blob")} (${summary.blobs.bytes} bytes)` : "no blobs (--no-blobs)";
@@ -130,6 +136,11 @@ function reportExport(run: Run, summary: ExportSummary, view: ExportView, output
       ...summary.sessions.map((s) => `  ${s.id}  ${plural(s.entries, "entry", "entries")}${s.leafId === undefined ? "" : ` (branch to ${s.leafId})`}  ${fileOf(s.originalPath)}`),
     ];
   });
+}
+
+/** What a redacted archive's manifest says was redacted. */
+function redactedLine(counts: Record<string, number>): string {
+  return `redacted on export: ${countsText(counts)}`;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -257,6 +268,7 @@ function reportImport(run: Run, summary: ImportSummary, source: string, archive:
       `${source}: ${plural(summary.sessions.length, "session")} into ${root}${summary.dryRun ? " (dry run: nothing written)" : ""}`,
       ...summary.sessions.map((s) => `  ${s.action.padEnd(8)} ${s.id}  ${fileOf(s.path)}  (${s.reason}${archive ? "" : `; from ${s.source}`})`),
       `blobs: ${written} written (${bytesWritten} bytes), ${present} already stored`,
+      ...(summary.redacted ? [redactedLine(summary.redacted)] : []),
     ];
   });
 }
@@ -286,6 +298,7 @@ export async function verifyArchiveCommand(run: Run): Promise<number> {
       `${file}: OK (${summary.format} ${summary.version} by ${summary.generator}, ${plural(summary.sessions.length, "session")}, ${plural(entries, "entry", "entries")}, ${plural(summary.blobs.count, "blob")}, ${summary.archiveBytes} bytes)`,
       ...summary.sessions.map((s) => `  ${s.id}  ${plural(s.entries, "entry", "entries")}${s.leafId === undefined ? "" : ` (branch to ${s.leafId})`}  ${s.cwd}`),
     ];
+    if (summary.redacted) lines.push(`  ${redactedLine(summary.redacted)}`);
     const absent = summary.blobsNotInArchive.length;
     if (absent > 0) lines.push(`  ${plural(absent, "referenced blob is", "referenced blobs are")} not in the archive (exported without blobs)`);
     return lines;

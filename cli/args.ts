@@ -5,7 +5,7 @@ import type { ConflictPolicy } from "../src/archive/import.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
 import { EXIT_CODES, UsageError } from "./errors.js";
 
-const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history"] as const;
+const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history", "scan"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
@@ -58,14 +58,18 @@ const COMMAND_HELP: Record<CommandName, { synopsis: string; text: string }> = {
     text: `  migrate <session>              rewrites an old-format (v1, v2) file as v3 (the only write)`,
   },
   export: {
-    synopsis: "export <session>... -o FILE [--leaf ID] [--no-blobs] [--force] [--html]",
+    synopsis: "export <session>... -o FILE [--leaf ID] [--no-blobs] [--force] [--html | --jsonl] [--redact | --no-redact]",
     text: `  export <session>... -o FILE    a zip archive of sessions and the blobs they reference; FILE
                                  appears only when complete
       --leaf ID                  only the branch root → entry ID (one session argument)
       --no-blobs                 leave the blobs out (the sessions keep their blob refs)
       --force                    replace FILE when it exists (without it, export refuses)
       --html                     one HTML file instead: the viewer and the session (its images
-                                 inline), readable offline from file:// (one session argument)`,
+                                 inline), readable offline from file:// (one session argument)
+      --jsonl                    one session file instead (its images inline; one session argument)
+      --redact, --no-redact      replace each secret found (as scan finds them) by
+                                 [REDACTED:<kind>] in what is written, never in the store; prints
+                                 the counts per kind. Default: on for --html, off for zip, --jsonl`,
   },
   import: {
     synopsis: "import <archive.zip | file.jsonl | dir> [--on-conflict POLICY] [--dry-run]",
@@ -99,6 +103,16 @@ const COMMAND_HELP: Record<CommandName, { synopsis: string; text: string }> = {
       --source LIST              texts to search, comma-separated: user,assistant (default),
                                  thinking, tool, or all
       --limit N                  hits to print (default 50)`,
+  },
+  scan: {
+    synopsis: "scan [<session>...] [--cwd DIR | --all]",
+    text: `  scan [<session>...] [--all]    secrets in sessions (API keys and tokens of 200+ services, private
+                                 keys, KEY=value assignments, Authorization headers, passwords in
+                                 URLs), in every text of every entry: session, entry, field, kind
+                                 and a masked preview. The sessions given, else those of a project
+                                 dir (the current one, --cwd DIR) or of all (--all). Findings are
+                                 kept in the root's .sessionkit/secrets: a second scan reads only
+                                 what changed. Exit 1 when something was found, 0 when clean`,
   },
   history: {
     synopsis: "history [QUERY] [--limit N]",
@@ -194,6 +208,10 @@ export interface ParsedCommand {
   agentStores: boolean;
   /** export --html: a self-contained HTML file instead of an archive. */
   html: boolean;
+  /** export --jsonl: one session file instead of an archive. */
+  jsonl: boolean;
+  /** export --redact (true) or --no-redact (false); undefined: the format's default. */
+  redact: boolean | undefined;
   /** ls --with-text. */
   withText: boolean;
   /** search --source. */
@@ -213,11 +231,12 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   tree: [],
   verify: [],
   migrate: [],
-  export: ["output", "leaf", "no-blobs", "force", "html"],
+  export: ["output", "leaf", "no-blobs", "force", "html", "jsonl", "redact", "no-redact"],
   import: ["on-conflict", "dry-run"],
   serve: ["port", "host", "write", "allow-origin", "agent-stores"],
   search: ["all", "cwd", "source", "limit"],
   history: ["limit"],
+  scan: ["all", "cwd"],
 };
 const GLOBAL_FLAGS = ["root", "agent", "store", "json", "help"];
 
@@ -235,6 +254,7 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   // The words of a query may come as one argument or several.
   search: { max: Infinity, what: "a query" },
   history: { max: Infinity, what: "a query" },
+  scan: { max: Infinity, what: "a session file or id prefix" },
 };
 
 /** Commands whose arguments are the words of one query. */
@@ -271,6 +291,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         "allow-origin": { type: "string", multiple: true },
         "agent-stores": { type: "boolean" },
         html: { type: "boolean" },
+        jsonl: { type: "boolean" },
+        redact: { type: "boolean" },
+        "no-redact": { type: "boolean" },
         "with-text": { type: "boolean" },
         source: { type: "string" },
         limit: { type: "string" },
@@ -303,17 +326,22 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   }
   const { max, what } = ARGUMENTS[name];
   if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
-  if (max > 0 && rest.length === 0 && name !== "history") throw new UsageError(`${name} needs ${what}`);
+  if (max > 0 && rest.length === 0 && name !== "history" && name !== "scan") throw new UsageError(`${name} needs ${what}`);
   // The words of a query may be several arguments: the query is empty when all of them are.
   const empty = QUERY_COMMANDS.includes(name) ? rest.length > 0 && rest.join("").trim() === "" : rest.some((arg) => arg.trim() === "");
   if (empty) throw new UsageError(`${name} ${name === "history" ? "takes a query or none" : `needs ${what}`}, not an empty argument`);
   if (rest.length > max) throw new UsageError(`${name} takes one argument, got ${rest.length}`);
-  if (name === "search" && values.all && values.cwd !== undefined) throw new UsageError("search takes --cwd DIR or --all, not both");
+  if ((name === "search" || name === "scan") && values.all && values.cwd !== undefined) throw new UsageError(`${name} takes --cwd DIR or --all, not both`);
+  if (name === "scan" && rest.length > 0 && (values.all || values.cwd !== undefined)) throw new UsageError(`scan takes sessions or --${values.all ? "all" : "cwd"}, not both`);
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
     if (values.html && rest.length > 1) throw new UsageError(`--html exports a single session, got ${rest.length}`);
     if (values.html && values["no-blobs"]) throw new UsageError("--html always includes the images (--no-blobs is for archives)");
+    if (values.html && values.jsonl) throw new UsageError("export takes --html or --jsonl, not both");
+    if (values.jsonl && rest.length > 1) throw new UsageError(`--jsonl exports a single session, got ${rest.length}`);
+    if (values.jsonl && values["no-blobs"]) throw new UsageError("--jsonl always includes the images (--no-blobs is for archives)");
+    if (values.redact && values["no-redact"]) throw new UsageError("export takes --redact or --no-redact, not both");
   }
   const roots = values.root ?? [];
   if (name !== "serve" && roots.length > 1) throw new UsageError(`--root given ${roots.length} times (only serve takes several)`);
@@ -373,6 +401,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     allowOrigins: values["allow-origin"] ?? [],
     agentStores: values["agent-stores"] ?? false,
     html: values.html ?? false,
+    jsonl: values.jsonl ?? false,
+    redact: values.redact ? true : values["no-redact"] ? false : undefined,
     withText: values["with-text"] ?? false,
     sources,
     limit,

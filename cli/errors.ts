@@ -8,7 +8,7 @@ export type FailureKind = "not-found" | "usage" | "invalid" | "failed";
 /** The exit codes, one table for every command (printed by --help, in docs/cli.md). */
 export const EXIT_CODES: ReadonlyArray<{ code: number; kind: FailureKind | "ok"; meaning: string }> = [
   { code: 0, kind: "ok", meaning: "ok (verify: the file is valid)" },
-  { code: 1, kind: "not-found", meaning: "not found: a file, session id, entry or store that is not there" },
+  { code: 1, kind: "not-found", meaning: "not found: a file, session id, entry or store that is not there (scan: secrets were found)" },
   { code: 2, kind: "usage", meaning: "usage: a malformed command line (an unknown command or option, a missing or empty argument), or an id prefix that names several sessions" },
   {
     code: 3,

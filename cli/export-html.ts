@@ -11,9 +11,11 @@ import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionManager } from "../src/session/session-manager.js";
 import { isSessionError } from "../src/errors.js";
+import { redactRecord, type RedactionCounts } from "../src/secrets/redact.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
 import { lookupContext, type Run } from "./run.js";
 import { CliError, failureKind } from "./errors.js";
+import { reportRedaction } from "./scan.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
 
 /** The built template: web-demo/dist beside the package's own folders (source or dist/ layout). */
@@ -45,19 +47,37 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
     const view = exportView([ref]);
     const path = view.relativePaths[0]!;
     // Warnings name the file, not its path in the export's storage.
+    let warned = false;
     // A replacer function: a file name may hold "$&" and the like, which a replacement string reads as patterns.
-    const onWarning = (message: string) => run.warn(message.replaceAll(path, () => view.fileOf(path) ?? path));
+    const onWarning = (message: string) => {
+      warned = true;
+      run.warn(message.replaceAll(path, () => view.fileOf(path) ?? path));
+    };
     const sm = await SessionManager.open(view.storage, path, { readOnly: true, resolveImages: "lazy", onWarning });
     let branch: { header: Record<string, unknown>; entries: ReturnType<SessionManager["getBranch"]> } | undefined;
+    // An HTML page is made to be shared: redacted unless --no-redact.
+    const redact = run.args.redact ?? true;
+    const redacted: RedactionCounts = {};
     try {
       if (run.args.leaf !== undefined) {
         if (!sm.getEntry(run.args.leaf)) throw new CliError("not-found", `${ref.absolute}: no entry ${run.args.leaf} (--leaf)`);
         branch = { header: sm.getHeader()!, entries: sm.getBranch(run.args.leaf) };
       }
+      // Redacted, the page gets the parsed entries re-serialized (as a branch is) in place of the
+      // file's bytes; ids, parents and image refs are kept. A clean file with nothing to redact
+      // goes as stored; one with lines that did not load (warned about) never does: they could
+      // hold what no rule was run on.
+      if (redact) {
+        const { header, entries } = branch ?? { header: sm.getHeader()!, entries: sm.getEntries() };
+        const copy = { header: redactRecord(header, redacted), entries: entries.map((entry) => redactRecord(entry, redacted)) };
+        if (branch || warned || Object.keys(redacted).length > 0) branch = copy;
+      }
     } finally {
       await sm.close();
     }
-    const title = sm.getSessionName() ?? sm.getSessionId();
+    // The name is in the page's <title> too (its session_info entry is counted already).
+    const name = sm.getSessionName() ?? sm.getSessionId();
+    const title = redact ? redactRecord(name, {}) : name;
     const { parts, missingBlobs } = await buildExportHtml(template, { storage: view.storage, path, title, ...(branch ? { branch } : {}) });
     for (const ref of missingBlobs) run.warn(`${ref} is referenced but not stored: the page shows it as missing`);
     // Written beside the output and renamed when complete: a failed export leaves no half file.
@@ -78,8 +98,9 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
       await rm(temp, { force: true });
       throw error;
     }
-    const summary = { output, sessionId: sm.getSessionId(), entries: branch ? branch.entries.length : sm.getEntries().length, leafId: run.args.leaf, bytes, missingBlobs };
-    run.print(summary, () => [`${output}: session ${summary.sessionId} (${summary.entries} entries${branch ? `, branch to ${run.args.leaf}` : ""}), ${bytes} bytes`]);
+    if (redact) reportRedaction(run, redacted);
+    const summary = { output, sessionId: sm.getSessionId(), entries: branch ? branch.entries.length : sm.getEntries().length, leafId: run.args.leaf, bytes, missingBlobs, ...(redact ? { redacted } : {}) };
+    run.print(summary, () => [`${output}: session ${summary.sessionId} (${summary.entries} entries${run.args.leaf === undefined ? "" : `, branch to ${run.args.leaf}`}), ${bytes} bytes`]);
     return 0;
   } catch (error) {
     if (isSessionError(error, "not-a-session")) throw new CliError(failureKind(error), error.message);

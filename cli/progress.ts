@@ -4,6 +4,7 @@
  */
 import type { ArchiveProgress } from "../src/archive/verify.js";
 import type { RefreshCounter as SearchIndexProgress } from "../src/search/search-index.js";
+import type { ScanProgress } from "../src/secrets/scan.js";
 
 /** More items than this make work worth reporting when stderr is not a terminal. */
 const LARGE_LISTING = 50;
@@ -95,6 +96,20 @@ export function searchProgress(sink: ProgressSink, label: string, quiet: boolean
   return {
     onProgress: ({ filesDone, filesTotal, bytesDone, bytesTotal }) =>
       progress.update("index", filesDone, filesTotal, `session files indexed (${mb(bytesDone)} of ${mb(bytesTotal)} MB)`),
+    done: () => progress.done(),
+  };
+}
+
+/**
+ * Progress of a scan: session files read of those that changed since the last scan, and their
+ * bytes. A warm scan reports nothing; `quiet` reports nothing at all.
+ */
+export function scanProgress(sink: ProgressSink, label: string, quiet: boolean): { onProgress(progress: ScanProgress): void; done(): void } {
+  if (quiet) return { onProgress() {}, done() {} };
+  const progress = countProgress(sink, label);
+  return {
+    onProgress: ({ filesDone, filesTotal, bytesDone, bytesTotal }) =>
+      progress.update("scan", filesDone, filesTotal, `session files scanned (${mb(bytesDone)} of ${mb(bytesTotal)} MB)`),
     done: () => progress.done(),
   };
 }

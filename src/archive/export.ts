@@ -9,6 +9,7 @@ import { BlobStore, parseBlobRef } from "../blobs/blob-store.js";
 import { collectBlobRefs } from "../blobs/images.js";
 import type { SessionEntry, SessionHeader } from "../format/types.js";
 import type { StoragePort } from "../port.js";
+import type { RedactionCounts } from "../secrets/redact.js";
 import { ArchiveError } from "./errors.js";
 import { inOrderAhead } from "./concurrency.js";
 import { crc32, sha256Of, type NewCrc32, type NewSha256 } from "./hashes.js";
@@ -16,6 +17,7 @@ import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
   MANIFEST_NAME,
+  REDACTED_ARCHIVE_VERSION,
   SESSION_ID_PATTERN,
   blobMemberName,
   sessionMemberName,
@@ -69,6 +71,12 @@ export interface ExportOptions {
   sha256?: NewSha256;
   /** Makes the incremental CRC-32 the members' headers get; default hash-wasm's. node-fs's `nodeCrc32` is ~2.5× faster. */
   crc32?: NewCrc32;
+  /**
+   * Replace each secret the sessions hold (see `findSecrets`) by `[REDACTED:<kind>]` in the
+   * archive; the store is only read. Entry ids, the tree and images stay as they are; the manifest
+   * records the counts per kind (`redacted`). Default false: an archive is a backup.
+   */
+  redact?: boolean;
 }
 
 /**
@@ -104,6 +112,8 @@ export interface ExportSummary {
   warnings: string[];
   /** Bytes written to the sink. */
   archiveBytes: number;
+  /** With `redact`: the secrets replaced, per kind (empty when there were none). */
+  redacted?: Record<string, number>;
 }
 
 interface Member {
@@ -115,6 +125,8 @@ interface Member {
   manifest: ManifestSession;
   blobHashes: string[];
   warnings: string[];
+  /** Secrets replaced, per kind (with `redact`). */
+  redacted: RedactionCounts;
 }
 
 /**
@@ -137,12 +149,14 @@ export async function exportArchive(
   // A single session is read once: its bytes stay from the first pass to the second. (With more,
   // memory holds one session at a time, and each is read again.)
   let onlyMember: Uint8Array | null = null;
+  const redacted: RedactionCounts = {};
   try {
     const ids = new Set<string>();
     const manifestSessions: ManifestSession[] = [];
     const hashes = new Set<string>();
     for (const spec of specs) {
-      const member = await readMember(storage, spec.path, spec.leafId, options.sha256);
+      const member = await readMember(storage, spec.path, spec.leafId, options);
+      for (const [kind, count] of Object.entries(member.redacted)) redacted[kind] = (redacted[kind] ?? 0) + count;
       if (ids.has(member.manifest.id)) throw new ArchiveError("duplicate", `session ${member.manifest.id} is exported twice`, { member: spec.path });
       ids.add(member.manifest.id);
       manifestSessions.push(member.manifest);
@@ -164,11 +178,12 @@ export async function exportArchive(
     missingBlobs = missing;
     manifest = {
       format: ARCHIVE_FORMAT,
-      version: ARCHIVE_VERSION,
+      version: options.redact ? REDACTED_ARCHIVE_VERSION : ARCHIVE_VERSION,
       generator: options.generator ?? "sessionkit",
       created: new Date().toISOString(),
       sessions: manifestSessions,
       blobs: manifestBlobs,
+      ...(options.redact ? { redacted } : {}),
     };
   } catch (error) {
     await sink.abort(error).catch(() => {});
@@ -199,7 +214,7 @@ export async function exportArchive(
       onlyMember = null;
       if (!bytes) {
         const { sourceSize, verbatim } = firstReads[i]!;
-        bytes = verbatim ? await storage.read(spec.path, { offset: 0, length: sourceSize }) : (await readMember(storage, spec.path, spec.leafId, options.sha256, sourceSize)).bytes;
+        bytes = verbatim ? await storage.read(spec.path, { offset: 0, length: sourceSize }) : (await readMember(storage, spec.path, spec.leafId, options, sourceSize)).bytes;
         if (!bytes || (await sha256Of(bytes, options.sha256)) !== entry.sha256) {
           throw new ArchiveError("changed-during-export", "the session was rewritten while it was exported", { member: spec.path });
         }
@@ -241,6 +256,7 @@ export async function exportArchive(
     missingBlobs,
     warnings,
     archiveBytes,
+    ...(options.redact ? { redacted } : {}),
   };
 }
 
@@ -276,14 +292,16 @@ function streamOf(pieces: readonly Uint8Array[]): ReadableStream<Uint8Array> {
 
 /**
  * The member for a stored session: its bytes as stored when they are canonical v3, else the
- * session normalized to v3; one branch of it when `leafId` is given. A canonical file is scanned
- * line by line, keeping only ids and blob refs; only a file that must be rewritten is parsed whole.
+ * session normalized to v3; one branch of it when `leafId` is given; redacted with `redact`. A
+ * canonical file is scanned line by line, keeping only ids and blob refs; only a file that must be
+ * rewritten (or redacted) is parsed whole.
  */
-async function readMember(storage: StoragePort, path: string, leafId: string | undefined, newSha256: ExportOptions["sha256"], sourceSize?: number): Promise<Member> {
+async function readMember(storage: StoragePort, path: string, leafId: string | undefined, options: ExportOptions, sourceSize?: number): Promise<Member> {
+  const newSha256 = options.sha256;
   const raw = await storage.read(path, sourceSize === undefined ? undefined : { offset: 0, length: sourceSize });
   if (!raw) throw new ArchiveError("not-found", "no such session file", { member: path });
-  const common = { path, sourceSize: raw.length };
-  if (leafId === undefined) {
+  const common = { path, sourceSize: raw.length, redacted: {} };
+  if (leafId === undefined && !options.redact) {
     // Hashed while the lines are checked here: by crypto.subtle on the thread pool, or in place
     // by the `sha256` option's hash.
     const sha256 = sha256Of(raw, newSha256);
@@ -295,14 +313,23 @@ async function readMember(storage: StoragePort, path: string, leafId: string | u
     }
   }
   const parsed = await parseSessionBytes(raw, path);
-  const { header, entries } = leafId === undefined ? parsed : await extractBranch(parsed, leafId, path);
+  const chosen = leafId === undefined ? parsed : await extractBranch(parsed, leafId, path);
+  const redacted: RedactionCounts = {};
+  let { header, entries } = chosen;
+  if (options.redact) {
+    // Loaded when asked: the rules (~80 KB) stay out of an app's bundle that never redacts.
+    const { redactRecord } = await import("../secrets/redact.js");
+    // On the parsed records, so what is written is valid JSON whatever a secret held.
+    header = redactRecord(header, redacted);
+    entries = entries.map((entry) => redactRecord(entry, redacted));
+  }
   const bytes = encodeSession(parsed.dialect, header, entries);
   const warnings: string[] = [];
   if (leafId === undefined) {
     if (parsed.migratedFrom !== null) warnings.push(`${path}: migrated from v${parsed.migratedFrom} for the archive`);
     for (const problem of parsed.problems) warnings.push(`${path}: ${problem.message}`);
   }
-  return member({ ...common, bytes, sha256: sha256Of(bytes, newSha256), verbatim: false, header, entries: entries.length, blobHashes: blobHashesOf(entries), warnings, leafId });
+  return member({ ...common, redacted, bytes, sha256: sha256Of(bytes, newSha256), verbatim: false, header, entries: entries.length, blobHashes: blobHashesOf(entries), warnings, leafId });
 }
 
 async function member(fields: {
@@ -315,6 +342,7 @@ async function member(fields: {
   entries: number;
   blobHashes: string[];
   warnings: string[];
+  redacted: RedactionCounts;
   leafId?: string;
 }): Promise<Member> {
   const { path, header, leafId } = fields;
@@ -336,6 +364,7 @@ async function member(fields: {
     },
     blobHashes: fields.blobHashes,
     warnings: fields.warnings,
+    redacted: fields.redacted,
   };
 }
 

@@ -101,4 +101,6 @@ export interface ImportSummary {
   missingBlobs: string[];
   /** Repairs and migrations done on the way, and missing blobs, one line each. */
   warnings: string[];
+  /** Set when the archive was exported redacted: the secrets replaced, per kind (its manifest's). */
+  redacted?: Record<string, number>;
 }

@@ -45,7 +45,8 @@ export async function importArchive(storage: StoragePort, source: ArchiveSource,
       size: blob.bytes,
       read: () => archive.readVerified(blobMemberName(blob.hash)),
     }));
-    return await placeSessions(storage, candidates, blobs, [], options);
+    const summary = await placeSessions(storage, candidates, blobs, [], options);
+    return archive.manifest.redacted ? { ...summary, redacted: archive.manifest.redacted } : summary;
   } finally {
     await archive.close();
   }

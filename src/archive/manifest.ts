@@ -1,7 +1,7 @@
 /**
  * The archive layout and its manifest:
  *
- *   manifest.json               {format, version, generator, created, sessions[], blobs[]}
+ *   manifest.json               {format, version, generator, created, sessions[], blobs[], redacted?}
  *   sessions/<sessionId>.jsonl  the session file (v3), images as blob refs
  *   blobs/<sha256>              referenced blobs, stored (level 0)
  */
@@ -14,8 +14,13 @@ import { ArchiveError } from "./errors.js";
 if (!z.config().localeError) z.config(en());
 
 export const ARCHIVE_FORMAT = "sessionkit-archive";
-/** major.minor: a reader accepts every minor of its major and refuses newer majors. */
+/**
+ * major.minor: a reader accepts every minor of its major and refuses newer majors. An archive is
+ * written as the lowest version that describes it: 1.1 adds the optional `redacted`, written only
+ * in a redacted archive (a 1.0 reader, whose schema drops keys it does not know, imports it).
+ */
 export const ARCHIVE_VERSION = "1.0";
+export const REDACTED_ARCHIVE_VERSION = "1.1";
 const SUPPORTED_MAJOR = 1;
 
 export const MANIFEST_NAME = "manifest.json";
@@ -83,6 +88,8 @@ const manifestSchema = z.object({
   created: z.string(),
   sessions: z.array(manifestSessionSchema),
   blobs: z.array(z.object({ hash: hex64, bytes: size })),
+  /** Set when the sessions were redacted on export: secrets replaced, per kind (1.1). */
+  redacted: z.optional(z.record(z.string(), size)),
 });
 
 export type ArchiveManifest = z.infer<typeof manifestSchema>;

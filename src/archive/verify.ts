@@ -122,6 +122,8 @@ export interface VerifySummary {
   };
   /** Blob refs of the sessions whose blob is not in the archive (exported without blobs). */
   blobsNotInArchive: string[];
+  /** Set when the archive was exported redacted: the secrets replaced, per kind (the manifest's). */
+  redacted?: Record<string, number>;
 }
 
 /** A manifest lists ~300 bytes per session: this is room for far more sessions than maxEntries. */
@@ -345,6 +347,7 @@ export async function verifyArchive(source: ArchiveSource, options: ReadArchiveO
       sessions: manifest.sessions.map((s) => ({ id: s.id, member: s.path, cwd: s.cwd, entries: s.entries, bytes: s.bytes, ...(s.leafId === undefined ? {} : { leafId: s.leafId }) })),
       blobs: { count: manifest.blobs.length, bytes: manifest.blobs.reduce((n, b) => n + b.bytes, 0) },
       blobsNotInArchive: [...notInArchive].sort(),
+      ...(manifest.redacted ? { redacted: manifest.redacted } : {}),
     };
   } finally {
     await archive.close();

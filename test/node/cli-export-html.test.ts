@@ -44,10 +44,10 @@ const inflate = async (pieces: string[]) => gunzipSync(Buffer.concat(pieces.map(
 const dataBlocks = (html: string, kind: string) => [...html.matchAll(new RegExp(`<script type="application/json" data-sessionkit="${kind}"[^>]*>([\\s\\S]*?)</script>`, "g"))].map((m) => m[1]!);
 
 describe("export --html", () => {
-  it("writes one page: the viewer inline under a hash-based policy, the session as stored, its blobs inline", async () => {
+  it("writes one page: the viewer inline under a hash-based policy, the session as stored (nothing to redact), its blobs inline", async () => {
     const out = join(dir, "sample.html");
     const result = await runCli(cli, ["--root", root, "export", "--html", sessionId.slice(0, 8), "-o", out, "--json"]);
-    expect(result.stderr).toBe("");
+    expect(result.stderr).toBe("sessionkit: export: no secrets found, nothing redacted\n");
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ output: out, sessionId, entries: 27, missingBlobs: [] });
@@ -75,7 +75,8 @@ describe("export --html", () => {
     // A torn last line: opening it warns, naming the file.
     await writeFile(loose, `${stored}{"type":"message","id":"torn`);
     const out = join(dir, "loose.html");
-    const result = await runCli(cli, ["--root", root, "export", "--html", loose, "-o", out]);
+    // Unredacted: the file goes as it is (redacted, a file with a line that did not load is re-serialized).
+    const result = await runCli(cli, ["--root", root, "export", "--html", "--no-redact", loose, "-o", out]);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`sessionkit: export: ${loose}: `);
     expect(result.stderr).not.toContain("outside-root/");

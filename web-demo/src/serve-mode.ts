@@ -6,7 +6,7 @@
 import { ViewerApp } from "./app/app.js";
 import { serveSource, type Served } from "./data/serve-source.js";
 import { el } from "./render/dom.js";
-import { sessionActions } from "./session-actions.js";
+import { secretsNotice, sessionActions } from "./session-actions.js";
 
 /** The viewer over the stores `served` names, or, when the server wants the token, a page that says where to find it. */
 export function startServeMode(served: Served | "token-needed"): void {
@@ -28,6 +28,7 @@ export function startServeMode(served: Served | "token-needed"): void {
     title: "sessionkit viewer",
     emptyText: "No sessions in the stores this server offers.",
     sessionActions: (store, path) => sessionActions(app, store, path, async () => {}),
+    sessionNotice: secretsNotice,
     barControls: [
       el(
         "span",

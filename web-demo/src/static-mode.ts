@@ -14,7 +14,7 @@ import { importSampleOnFirstRun } from "./first-run.js";
 import { importFiles } from "./import-files.js";
 import { el, formatBytes } from "./render/dom.js";
 import { renderImportReport } from "./render/import-report.js";
-import { sessionActions } from "./session-actions.js";
+import { secretsNotice, sessionActions } from "./session-actions.js";
 
 const STORE_ID = "browser";
 
@@ -36,6 +36,7 @@ export function startStaticMode(): void {
     showList: true,
     title: "sessionkit viewer",
     sessionActions: (store, path) => sessionActions(app, store, path, refreshEstimate),
+    sessionNotice: secretsNotice,
     barControls: [
       el("label", { class: "field" }, "Storage ", backendSelect),
       estimateText,

@@ -28,6 +28,11 @@ export interface AppOptions {
   barControls?: Child[];
   /** Actions on the open session beyond the downloads (export, delete). */
   sessionActions?: (store: ViewerStore, path: string) => SessionAction[];
+  /**
+   * A notice about the open session made after it is shown (its secrets): `linkTo` an entry's
+   * address, `open` an entry in the view.
+   */
+  sessionNotice?: (session: LoadedSession, linkTo: (entryId: string) => string, open: (entryId: string) => void) => Promise<HTMLElement | null>;
   /** Show the list of sessions (an exported file has one session: no list). */
   showList: boolean;
   title: string;
@@ -275,6 +280,7 @@ export class ViewerApp {
     await yieldToEventLoop();
     this.#open = { storeId, path };
     const notices = loadNotices(session);
+    const openedNotices = notices.length;
     const actions = [...downloadActions(), ...(this.#options.sessionActions?.(store, path) ?? [])];
     const view = new SessionView({
       session,
@@ -290,6 +296,16 @@ export class ViewerApp {
     if (initial.openEntry && initial.targetId) view.openEntry(initial.targetId);
     history.replaceState(null, "", linkHash({ store: storeId, path, ...view.state }));
     this.#renderList();
+    const sessionNotice = this.#options.sessionNotice;
+    // After the first render (a large session's secrets take a while to find).
+    if (sessionNotice) void this.run(async () => {
+      const linkTo = (entryId: string) => linkUrl({ store: storeId, path, leafId: null, targetId: entryId, filter: "default", query: "" });
+      const notice = await sessionNotice(session, linkTo, (entryId) => view.openEntry(entryId));
+      if (!notice || this.#view !== view || notices.length !== openedNotices) return;
+      // The header draws its notices from this array again when it re-renders (following).
+      notices.push(notice);
+      view.element.querySelector(".session-header .notices")?.append(notice);
+    });
   }
 
   #renderList(): void {
