@@ -112,12 +112,23 @@ describe("sessionkit sync --to DIR", () => {
       const newSession = await alice.newSession("omp", 3, 200);
       await waitFor(async () => (await nodeFsStorage({ root: join(team, "machines", "alice", "omp") }).stat(newSession)) !== null, "the new session in the copy");
 
+      // The shared store refuses a write (a file where the session's folder must be): the pass
+      // fails, is said, and is tried again until the store takes it.
+      const projectDir = join(team, "machines", "alice", "pi", ...session.split("/").slice(0, -1));
+      await rm(projectDir, { recursive: true });
+      await writeFile(projectDir, "in the way");
+      const blocked = await alice.append("pi", session, 1, 200);
+      await waitFor(() => watching.stderr().includes("trying again in 1 s"), "the failed pass said");
+      await rm(projectDir);
+      await waitFor(async () => new TextDecoder().decode((await copy.read(session)) ?? new Uint8Array()).endsWith(blocked), "the append once the store takes it");
+
       const second = await sync(alice, ["--to", team, "--as", "alice"]);
       expect([second.code, second.stderr]).toEqual([4, expect.stringContaining("another sessionkit sync of alice into")]);
     } finally {
       expect(await watching.stop()).toBe(0);
     }
-    expect(watching.stdout()).toMatch(/^synced 10 sessions \(1 new, 3 appended, 0 rewritten(; \d+ blobs?)?\), \d+\.\d MB in \d+\.\d s\n$/);
+    // The pass after the failure copies whole every file of the folder that was in the way.
+    expect(watching.stdout()).toMatch(/^synced 10 sessions \(\d+ new, 3 appended, 0 rewritten(; \d+ blobs?)?\), \d+\.\d MB in \d+\.\d s\n$/);
     for (const store of ["pi", "omp"] as const) await alice.check(store, nodeFsStorage({ root: join(team, "machines", "alice", store) }), true);
   });
 

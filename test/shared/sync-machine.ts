@@ -100,6 +100,17 @@ export class SimulatedMachine {
     return added;
   }
 
+  /** Appends one user message saying `text`; returns the line. */
+  async say(store: MachineStoreName, path: string, text: string): Promise<string> {
+    const key = `${store}/${path}`;
+    await this.finishTornOf(key);
+    const line = `${JSON.stringify({ type: "message", id: randomUUID().slice(0, 8), parentId: null, timestamp: "2026-01-01T00:00:02.000Z", message: { role: "user", content: text } })}\n`;
+    await appendFile(join(this.root(store), path), line);
+    const versions = this.versions.get(key)!;
+    versions[versions.length - 1] += line;
+    return line;
+  }
+
   /** Writes the first part of one more entry: the agent is in the middle of writing it. */
   async tear(store: MachineStoreName, path: string): Promise<void> {
     const key = `${store}/${path}`;
