@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,remote,search,postgres,huge,profile
- *                 (default: open,heap,appends,list,list-readonly,archive,remote,search,postgres, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,remote,search,postgres,sync,huge,profile
+ *                 (default: open,heap,appends,list,list-readonly,archive,remote,search,postgres,sync, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -33,6 +33,7 @@ import { benchRemote } from "./sections/remote.js";
 import { benchPostgres } from "./sections/postgres.js";
 import { benchSearch } from "./sections/search.js";
 import { benchStoreListing } from "./sections/store-listing.js";
+import { benchSync } from "./sections/sync.js";
 import { profileOurs } from "./sections/profile.js";
 
 interface BenchOptions {
@@ -75,6 +76,7 @@ const SECTIONS: Section[] = [
   { name: "remote", title: () => "remote stores: appends over the Electron bridge", byDefault: true, run: (o) => benchRemote(o.runs) },
   { name: "search", title: () => "finding sessions: listing, search index, search (300 sessions, 10 projects)", byDefault: true, run: (o) => benchSearch(o.runs) },
   { name: "postgres", title: () => "postgres vs node-fs (a private cluster)", byDefault: true, run: (o) => benchPostgres(o.runs) },
+  { name: "sync", title: () => "sync vs import: 300 sessions, then steady appends, into node-fs and postgres", byDefault: true, run: (o) => benchSync(o.runs) },
 ];
 
 

@@ -9,15 +9,16 @@
  * Only whole lines travel: a line still being written (no newline yet) goes on the next pass, so
  * the target never ends in a torn line that a later rewrite of it would have to mend.
  *
- * A pass trusts no record of its own: a file that changed since the last pass is compared with
- * the target's bytes (the first and the last 4 KiB of what the target holds, against the source's
- * bytes at the same offsets). When they agree the target is a prefix of the source and gets the
+ * A file that changed since the last pass is checked against the target's own bytes: the last 4
+ * KiB the target holds, against the source's bytes at the same offsets, and the first 4 KiB too
+ * (against the target's, or, when the target is as long as the state says, against the hash the
+ * state kept of the source's). When they agree the target is a prefix of the source and gets the
  * rest; else the file is copied whole. So a pass killed at any point (before or after an append,
  * with or without its state saved) is repaired by the next one, and the copy ends byte-equal to
- * the source's complete lines. The state ({@link MirrorState}) only spares the files that did not
- * change any reading.
+ * the source's complete lines. The state ({@link MirrorState}) spares the files that did not
+ * change any reading, and the others one read of the target.
  */
-import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
+import { BLOB_REF_PREFIX, sha256Hex } from "../blobs/blob-store.js";
 import { joinPath, type FileStat, type StoragePort } from "../port.js";
 import { sessionDirListings } from "../session/listing.js";
 import { SESSIONS_DIR } from "../session/paths.js";
@@ -29,6 +30,8 @@ export interface MirrorFileState {
   /** The source's size and mtime when it was read. */
   sourceSize: number;
   sourceMtimeMs: number;
+  /** SHA-256 (hex) of the first 4 KiB of those bytes (all of them, when fewer). */
+  head: string;
 }
 
 /** What the passes into one target remember (JSON-serializable). */
@@ -172,12 +175,15 @@ class MirrorPass {
 
     let outcome: "created" | "appended" | "rewritten" | null;
     let size: number;
-    if (target && (await this.holdsPrefix(path, target.size, source.size))) {
+    let head: Uint8Array;
+    const held = target ? await this.heldPrefix(path, target.size, source.size, known) : null;
+    if (target && held) {
       const rest = await this.completeLines(path, target.size, source.size);
       if (rest === null) return this.options.onWarning?.(`${path}: gone from the source while it was read`);
       await this.appendLines(path, rest);
       outcome = rest.length > 0 ? "appended" : null;
       size = target.size + rest.length;
+      head = held.length < WINDOW_BYTES && rest.length > 0 ? concatBytes(held, rest.subarray(0, WINDOW_BYTES - held.length)) : held;
     } else {
       const whole = await this.completeLines(path, 0, source.size);
       if (whole === null) return this.options.onWarning?.(`${path}: gone from the source while it was read`);
@@ -188,25 +194,39 @@ class MirrorPass {
       this.count(whole);
       outcome = target ? "rewritten" : "created";
       size = whole.length;
+      head = whole.subarray(0, WINDOW_BYTES);
     }
     if (outcome) this.counts[outcome]++;
-    this.state.files[path] = { size, sourceSize: source.size, sourceMtimeMs: source.mtimeMs };
+    // The hash of what was copied (not of the source now: it may have changed since).
+    this.state.files[path] = { size, sourceSize: source.size, sourceMtimeMs: source.mtimeMs, head: await sha256Hex(head) };
     this.options.onStateChange?.();
   }
 
   /**
-   * True when the target's `held` bytes are the source's first bytes, as far as their first and
-   * last 4 KiB tell; false when the target must be copied whole.
+   * The source's first bytes (up to 4 KiB) when the target's `held` bytes are the source's first
+   * bytes, as far as their first and last 4 KiB tell; null when the target must be copied whole.
    */
-  private async holdsPrefix(path: string, held: number, sourceSize: number): Promise<boolean> {
-    if (held > sourceSize) return false;
-    if (held === 0) return true;
-    const windows: Array<[number, number]> = held <= 2 * WINDOW_BYTES ? [[0, held]] : [[0, WINDOW_BYTES], [held - WINDOW_BYTES, WINDOW_BYTES]];
-    for (const [offset, length] of windows) {
+  private async heldPrefix(path: string, held: number, sourceSize: number, known: MirrorFileState | undefined): Promise<Uint8Array | null> {
+    if (held > sourceSize) return null;
+    if (held === 0) return new Uint8Array();
+    /** The source's bytes of the range when the target's are the same; else null. */
+    const sameRange = async (offset: number, length: number) => {
       const [ours, theirs] = await Promise.all([this.target.read(path, { offset, length }), this.source.read(path, { offset, length })]);
-      if (!ours || !theirs || ours.length !== length || !sameBytes(ours, theirs)) return false;
-    }
-    return true;
+      return ours !== null && theirs !== null && ours.length === length && sameBytes(ours, theirs) ? theirs : null;
+    };
+    if (held <= 2 * WINDOW_BYTES) return (await sameRange(0, held))?.subarray(0, WINDOW_BYTES) ?? null;
+    const [head, tail] = await Promise.all([
+      // The target as the last pass left it: its first bytes are those whose hash the state kept.
+      known?.size === held ? this.sourceHeadIf(path, known.head) : sameRange(0, WINDOW_BYTES),
+      sameRange(held - WINDOW_BYTES, WINDOW_BYTES),
+    ]);
+    return tail ? head : null;
+  }
+
+  /** The source's first 4 KiB when their hash is `hash`; else null. */
+  private async sourceHeadIf(path: string, hash: string): Promise<Uint8Array | null> {
+    const head = await this.source.read(path, { offset: 0, length: WINDOW_BYTES });
+    return head && (await sha256Hex(head)) === hash ? head : null;
   }
 
   /** The source's bytes from `from` up to its last complete line (before `size`); null when the file is gone. */
@@ -278,6 +298,13 @@ interface FilePair {
   target: FileStat | null;
   /** False when `target` was not looked up yet. */
   targetKnown: boolean;
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

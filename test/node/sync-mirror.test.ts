@@ -10,6 +10,7 @@ import { subtreeStorage } from "../../adapters/subtree.js";
 import type { StoragePort } from "../../src/port.js";
 import { emptyMirrorState, isSessionFilePath, mirrorSessions, type MirrorOptions, type MirrorState } from "../../src/sync/mirror.js";
 import { sha256Hex } from "../../src/blobs/blob-store.js";
+import { countingPort } from "../shared/counting-port.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -90,6 +91,21 @@ describe("mirrorSessions", () => {
     calls.length = 0;
     expect(await pass()).toMatchObject({ created: 0, appended: 0, rewritten: 0, bytes: 0 });
     expect(calls).toEqual([]);
+  });
+
+  it("an append to a file as the last pass left it costs one read of the target: its last 4 KiB", async () => {
+    const source = memoryStorage();
+    const target = memoryStorage();
+    const counted = countingPort(target);
+    const state = emptyMirrorState();
+    const body = Array.from({ length: 200 }, (_, i) => entry(String(i))).join("");
+    await source.write(A, bytes(header("a") + body));
+    await mirrorSessions(source, counted.port, { state });
+    const before = { ...counted.counter };
+    await source.append(A, bytes(entry("new")));
+    expect(await mirrorSessions(source, counted.port, { state })).toMatchObject({ appended: 1 });
+    expect([counted.counter.reads - before.reads, counted.counter.bytesRead - before.bytesRead]).toEqual([1, 4096]);
+    expect(await text(target, A)).toBe(await text(source, A));
   });
 
   it("holds back a line still being written, and sends it once it ends", async () => {
