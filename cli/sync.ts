@@ -37,7 +37,7 @@ export async function syncCommand(run: Run): Promise<number> {
   const started = performance.now();
   const machine = run.args.machine ?? hostMachineName();
   const target = sharedStore(run);
-  const stores = await storesToSync(run, target);
+  const stores = await storesToSync(run, target, machine);
   const totals = zeroCounts();
   const add = (counts: MirrorCounts) => {
     for (const key of Object.keys(totals) as (keyof MirrorCounts)[]) if (key !== "sessions") totals[key] += counts[key];
@@ -63,6 +63,7 @@ export async function syncCommand(run: Run): Promise<number> {
     }
   } finally {
     await connection.close().catch(() => {});
+    for (const store of stores) await store.source.close?.();
   }
   const seconds = (performance.now() - started) / 1000;
   run.print({ machine, target: target.name, stores: stores.map((store) => ({ agent: store.agent.agent, source: store.agent.root, dir: store.dir })), ...totals, seconds }, () => [summaryLine(totals, seconds)]);
@@ -128,11 +129,10 @@ interface SyncedStore {
   stateFile: StateFile;
 }
 
-async function storesToSync(run: Run, target: SharedStore): Promise<SyncedStore[]> {
+async function storesToSync(run: Run, target: SharedStore, machine: string): Promise<SyncedStore[]> {
   const found = await discoverAgentStores({ home: run.home, env: run.io.env });
   const chosen = run.args.agent === undefined ? found : found.filter((store) => store.agent === run.args.agent);
   if (chosen.length === 0) throw new CliError("not-found", run.args.agent === undefined ? "no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator)" : `no store of ${run.args.agent} found on this machine`);
-  const machine = run.args.machine ?? hostMachineName();
   const targetDir = target.dir === undefined ? undefined : await realpath(target.dir).catch(() => target.dir!);
   const stores: SyncedStore[] = [];
   for (const agent of chosen) {

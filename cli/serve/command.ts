@@ -44,8 +44,10 @@ export async function serveCommand(run: Run): Promise<number> {
   }
   for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
     await requireDirectory(root);
-    const machines = await machineStoresIn(nodeFsStorage({ root }));
-    if (machines.length === 0 || (await holdsSessions(nodeFsStorage({ root })))) await add({ root });
+    const storage = nodeFsStorage({ root });
+    const machines = await machineStoresIn(storage);
+    if (machines.length === 0 || (await holdsSessions(storage))) await add({ root });
+    await storage.close();
     for (const { dir, label, agent } of machines) await add({ root: nodePath.join(root, ...dir.split("/")), label, ...(agent ? { agent } : {}) });
   }
   const host = args.host ?? "127.0.0.1";

@@ -24,7 +24,7 @@ import { sessionDirListings } from "../session/listing.js";
 import { SESSIONS_DIR } from "../session/paths.js";
 
 /** What a pass left of one file: enough to tell next time, without reading, that nothing changed. */
-export interface MirrorFileState {
+interface MirrorFileState {
   /** Bytes the target holds (the source's complete lines up to there). */
   size: number;
   /** The source's size and mtime when it was read. */

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 
-export interface ServedStoreInfo {
+interface ServedStoreInfo {
   id: string;
   label: string;
   agent?: string;

@@ -13,7 +13,7 @@ import { MACHINE_STORES, type MachineStoreName, type SimulatedMachine } from "./
 import type { Rng } from "./prng.js";
 
 /** The shared store a sync copies into, as the test sees it. */
-export interface KillTarget {
+interface KillTarget {
   /** The CLI's arguments naming it (`--to …`). */
   args: string[];
   /** The copy of one of the machine's stores in it. */
