@@ -226,8 +226,9 @@ interface WatchHooks {
 
 /**
  * Watches every store's `sessions/` and copies what changed, a short while after it changed,
- * until SIGINT or SIGTERM, then makes a last pass over every file. A pass that fails (the shared store unreachable) is said on stderr and
- * tried again, as a full pass over a new connection, after a wait that doubles up to 30 s.
+ * until SIGINT or SIGTERM, then makes a last pass over every file. A pass that fails (the shared
+ * store unreachable) is said on stderr and tried again, as a full pass over a new connection,
+ * after a wait that doubles up to 30 s.
  */
 async function watchAndSync(run: Run, stores: readonly SyncedStore[], hooks: WatchHooks): Promise<void> {
   /** Per store, the session files that changed; a store in `full` gets a pass over every file. */
