@@ -4,8 +4,9 @@ import { SEARCH_SOURCES, type SearchSource } from "../src/search/text.js";
 import type { ConflictPolicy } from "../src/archive/import.js";
 import { AGENTS, type AgentName } from "./agent-stores.js";
 import { EXIT_CODES, UsageError } from "./errors.js";
+import { isMachineName } from "./machine-stores.js";
 
-const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history", "scan"] as const;
+const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history", "scan", "sync"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
@@ -121,6 +122,18 @@ const COMMAND_HELP: Record<CommandName, { synopsis: string; text: string }> = {
                                  QUERY those holding every word as a prefix
       --limit N                  prompts to print (default 50; at most 1000)`,
   },
+  sync: {
+    synopsis: "sync --to URL|DIR [--as NAME] [--watch]",
+    text: `  sync --to URL|DIR              copies this machine's agent stores (every one found, or --agent's)
+                                 into a shared store, a postgres:// URL or a directory (or give
+                                 it as --store URL or --root DIR): each store's sessions/ and the
+                                 blobs they reference, to machines/<NAME>/<store>/ there. Only
+                                 what was appended since the last sync travels; a rewritten file
+                                 travels whole. Only reads the agents' folders; the sync's own
+                                 state lives in $XDG_CACHE_HOME/sessionkit/sync
+      --as NAME                  the machine's name in the shared store (default: the host name)
+      --watch                    keep syncing as the agents write, until Ctrl+C`,
+  },
 };
 
 const SESSION_ARGUMENT = `A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
@@ -218,6 +231,12 @@ export interface ParsedCommand {
   sources: SearchSource[] | undefined;
   /** search, history --limit. */
   limit: number | undefined;
+  /** sync --to: the shared store (a postgres:// URL or a directory). */
+  to: string | undefined;
+  /** sync --as: the machine's name there. */
+  machine: string | undefined;
+  /** sync --watch. */
+  watch: boolean;
 }
 
 /** What to do: print the help (the whole text, or a command's), print the version, or run a command. */
@@ -237,6 +256,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   search: ["all", "cwd", "source", "limit"],
   history: ["limit"],
   scan: ["all", "cwd"],
+  sync: ["to", "as", "watch"],
 };
 const GLOBAL_FLAGS = ["root", "agent", "store", "json", "help"];
 
@@ -255,6 +275,7 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   search: { max: Infinity, what: "a query" },
   history: { max: Infinity, what: "a query" },
   scan: { max: Infinity, what: "a session file or id prefix" },
+  sync: { max: 0, what: "" },
 };
 
 /** Commands whose arguments are the words of one query. */
@@ -297,6 +318,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         "with-text": { type: "boolean" },
         source: { type: "string" },
         limit: { type: "string" },
+        to: { type: "string" },
+        as: { type: "string" },
+        watch: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -376,6 +400,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const unknown = sources.find((source) => !SEARCH_SOURCES.includes(source));
     if (unknown !== undefined) throw new UsageError(`--source: unknown source "${unknown}" (known: ${SEARCH_SOURCES.join(", ")}, all)`);
   }
+  if (name === "sync") {
+    const targets = [values.to, values.store, values.root].filter((target) => target !== undefined);
+    if (targets.length !== 1) throw new UsageError(`sync needs one shared store to copy into: --to URL|DIR (or --store URL, or --root DIR)${targets.length > 1 ? `, got ${targets.length}` : ""}`);
+    if (values.to !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(values.to) && !/^postgres(ql)?:\/\//.test(values.to)) throw new UsageError(`--to takes a postgres:// URL or a directory (got "${values.to}")`);
+    if (values.as !== undefined && !isMachineName(values.as)) throw new UsageError(`--as must be a name of 1-64 letters, digits, ".", "_" or "-", not starting with "." or "-" (got "${values.as}")`);
+  }
   const joined = QUERY_COMMANDS.includes(name);
   return {
     kind: "run",
@@ -406,5 +436,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     withText: values["with-text"] ?? false,
     sources,
     limit,
+    to: values.to,
+    machine: values.as,
+    watch: values.watch ?? false,
   };
 }

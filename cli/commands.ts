@@ -21,6 +21,7 @@ import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } fro
 import { serveCommand } from "./serve/command.js";
 import { historyCommand, searchCommand } from "./search.js";
 import { scanCommand } from "./scan.js";
+import { syncCommand } from "./sync.js";
 
 type Command = (run: Run) => Promise<number>;
 
@@ -94,7 +95,7 @@ async function sessionArgument(run: Run): Promise<SessionFileRef> {
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
 type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand, scan: scanCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand, scan: scanCommand, sync: syncCommand };
 
 async function ls(run: Run): Promise<number> {
   const stores = await run.stores();

@@ -113,3 +113,9 @@ export function scanProgress(sink: ProgressSink, label: string, quiet: boolean):
     done: () => progress.done(),
   };
 }
+
+/** Progress of a sync pass over one agent store: session files looked at (most need only a stat). */
+export function syncProgress(sink: ProgressSink, label: string): Progress {
+  const progress = countProgress(sink, label);
+  return { onProgress: (done, total) => progress.update("sync", done, total, "session files synced"), done: () => progress.done() };
+}

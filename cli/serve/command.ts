@@ -9,6 +9,11 @@ import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
 import { storeCacheDir } from "../store-cache.js";
 import { isLoopback } from "../../adapters/server/auth.js";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { subtreeStorage } from "../../adapters/subtree.js";
+import type { StoragePort } from "../../src/port.js";
+import { SESSIONS_DIR } from "../../src/session/paths.js";
+import { machineStoresIn } from "../machine-stores.js";
 import { startServe, type RunningServer, type StoreConfig } from "./server.js";
 
 export async function serveCommand(run: Run): Promise<number> {
@@ -25,8 +30,13 @@ export async function serveCommand(run: Run): Promise<number> {
   };
   if (args.roots.length === 0) {
     for (const store of await run.stores()) {
-      if (store.database) stores.push({ storage: await store.database.open(), root: store.root, label: store.label });
-      else await add(store);
+      if (store.database) {
+        // A shared store that `sessionkit sync` fills: each machine's agent stores as stores of their own.
+        const storage = await store.database.open();
+        const machines = await machineStoresIn(storage);
+        if (machines.length === 0 || (await holdsSessions(storage))) stores.push({ storage, root: store.root, label: store.label });
+        for (const { dir, label, agent } of machines) stores.push({ storage: subtreeStorage(storage, dir), root: `${store.root} ${dir}`, label, ...(agent ? { agent } : {}) });
+      } else await add(store);
     }
     if (stores.length === 0) throw new CliError("not-found", "no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator): pass --root DIR");
   } else if (args.agentStores) {
@@ -34,7 +44,11 @@ export async function serveCommand(run: Run): Promise<number> {
   }
   for (const root of args.roots.map((dir) => resolveRoot(dir, io.cwd, io.env))) {
     await requireDirectory(root);
-    await add({ root });
+    const storage = nodeFsStorage({ root });
+    const machines = await machineStoresIn(storage);
+    if (machines.length === 0 || (await holdsSessions(storage))) await add({ root });
+    await storage.close();
+    for (const { dir, label, agent } of machines) await add({ root: nodePath.join(root, ...dir.split("/")), label, ...(agent ? { agent } : {}) });
   }
   const host = args.host ?? "127.0.0.1";
   const port = args.port ?? 4174;
@@ -71,6 +85,11 @@ export async function serveCommand(run: Run): Promise<number> {
   await server.close();
   io.stderr.write("sessionkit serve: stopped\n");
   return 0;
+}
+
+/** True when the store has a `sessions/` folder of its own. */
+async function holdsSessions(storage: StoragePort): Promise<boolean> {
+  return (await storage.list("")).some((entry) => entry.kind === "dir" && entry.name === SESSIONS_DIR);
 }
 
 /** web-demo/dist of this package (beside dist/ when built, beside cli/ when run from source). */
