@@ -23,6 +23,7 @@ import { syncProgress } from "./progress.js";
 import type { Run } from "./run.js";
 import { databaseStore, resolveRoot } from "./store.js";
 import { cacheRoot } from "./store-cache.js";
+import { openStorePort } from "./store-port.js";
 
 /** A watch's changes are gathered this long before a pass copies them. */
 const DEBOUNCE_MS = 100;
@@ -151,7 +152,7 @@ async function storesToSync(run: Run, target: SharedStore, machine: string): Pro
       dir: machineStoreDir(machine, name),
       label: `${machine}/${name}`,
       // Only read: no lock, no file of ours, nothing written in the agent's folder.
-      source: readOnlyStorage(nodeFsStorage({ root: agent.root })),
+      source: readOnlyStorage(await openStorePort(agent.root)),
       state: await stateFile.load(),
       stateFile,
     });

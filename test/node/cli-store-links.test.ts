@@ -141,7 +141,7 @@ describe.each(["pi", "omp"] as const)("a %s store whose folders are links", (age
   it("export --html embeds the session and every blob it refers to", async () => {
     const out = join(dir, `${agent}.html`);
     const exported = await cli(["--root", store().root, "export", "--html", store().id, "-o", out]);
-    expect(exported.stderr).toBe("");
+    expect(exported.stderr).toBe("sessionkit: export: no secrets found, nothing redacted\n");
     expect(exported.code).toBe(0);
     const html = await readFile(out, "utf8");
     expect(html).toContain('data-sessionkit="session"');
