@@ -20,6 +20,7 @@ import { renderVerifyReport, verifySession } from "./verify.js";
 import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
 import { serveCommand } from "./serve/command.js";
 import { historyCommand, searchCommand } from "./search.js";
+import { statsCommand } from "./stats.js";
 
 type Command = (run: Run) => Promise<number>;
 
@@ -93,7 +94,7 @@ async function sessionArgument(run: Run): Promise<SessionFileRef> {
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
 type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand, stats: statsCommand };
 
 async function ls(run: Run): Promise<number> {
   const stores = await run.stores();

@@ -65,7 +65,7 @@ export interface ToolInsight {
   outputBytes: number;
 }
 
-export interface SessionTotals {
+interface SessionTotals {
   usage: Usage;
   assistantMessages: number;
   toolCalls: number;
