@@ -15,6 +15,7 @@ import { importFiles } from "./import-files.js";
 import { el, formatBytes } from "./render/dom.js";
 import { renderImportReport } from "./render/import-report.js";
 import { sessionActions } from "./session-actions.js";
+import { openInsights } from "./insights/open.js";
 
 const STORE_ID = "browser";
 
@@ -36,6 +37,7 @@ export function startStaticMode(): void {
     showList: true,
     title: "sessionkit viewer",
     sessionActions: (store, path) => sessionActions(app, store, path, refreshEstimate),
+    insights: openInsights,
     barControls: [
       el("label", { class: "field" }, "Storage ", backendSelect),
       estimateText,

@@ -17,6 +17,7 @@ import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
 import { closeImageModal } from "./image-modal.js";
 import { SessionView, type SessionAction } from "./session-view.js";
 import { themeButton } from "./theme.js";
+import { closeInsights, insightsAction, insightsButton, readInsightsLink, type InsightsHost, type OpenInsights } from "../insights/link.js";
 
 export interface AppOptions {
   source: StoreSource;
@@ -29,6 +30,8 @@ export interface AppOptions {
   title: string;
   /** What the session pane says when no store holds a session. */
   emptyText?: string;
+  /** The insights view, where it is offered (web-demo/src/insights/open.ts). */
+  insights?: OpenInsights;
 }
 
 export class ViewerApp {
@@ -79,6 +82,7 @@ export class ViewerApp {
       el("span", { class: "app-title" }, options.title),
       ...(options.barControls ?? []),
       el("span", { class: "spacer" }),
+      options.insights && insightsButton(),
       themeButton(),
       el("button", { type: "button", id: "keys-help", class: "header-btn", title: "Keys (?)" }, "?"),
     );
@@ -169,6 +173,9 @@ export class ViewerApp {
   }
 
   async #followAddress(): Promise<boolean> {
+    const insights = readInsightsLink();
+    if (insights && this.#options.insights) return this.#options.insights(insights, this.#insightsHost());
+    closeInsights(this.#sessionPane);
     const link = readLink();
     if (!link.path) return false;
     const store = link.store ?? this.source.stores[0]?.id;
@@ -197,6 +204,7 @@ export class ViewerApp {
     this.#open = { storeId, path };
     const notices = loadNotices(session);
     const actions = [...downloadActions(), ...(this.#options.sessionActions?.(store, path) ?? [])];
+    if (this.#options.insights) actions.push(insightsAction(storeId, path));
     const view = new SessionView({
       session,
       notices,
@@ -211,6 +219,17 @@ export class ViewerApp {
     if (initial.openEntry && initial.targetId) view.openEntry(initial.targetId);
     history.replaceState(null, "", linkHash({ store: storeId, path, ...view.state }));
     this.#renderList();
+  }
+
+  #insightsHost(): InsightsHost {
+    return {
+      pane: this.#sessionPane,
+      source: this.source,
+      sessions: this.#sessions,
+      current: () => (this.#open && this.#view ? { ...this.#open, session: this.#view.session, leafId: this.#view.state.leafId } : null),
+      openSession: (storeId, path, leafId) => this.openSession(storeId, path, { leafId }),
+      close: () => (location.hash = this.#open && this.#view ? linkHash({ store: this.#open.storeId, path: this.#open.path, ...this.#view.state }) : "#"),
+    };
   }
 
   #renderList(): void {
