@@ -3,8 +3,9 @@
  * a session written here (three turns, a branch, a compaction, a failed tool) and three real
  * corpus sessions (one of them a v1 file, migrated on load): for every session, the tokens, cost
  * and tool calls the view shows are the header's, character for character; its turns and tools
- * are the ones written; the store view's row of a session shows the header's cost; the view and
- * its charting library load only when it opens; Close and Esc go back to the session.
+ * are the ones written; the store view's row of a session shows the header's cost; the charts
+ * break no rule of the page's Content Security Policy; the view and its charting library load only
+ * when it opens; Close and Esc go back to the session.
  */
 import type { ChildProcess } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -115,7 +116,12 @@ async function openInsightsOf(page: Page): Promise<void> {
   await expect(page.locator("#insights #insights-totals")).toBeVisible();
 }
 
-test("every session: the view's tokens, cost and tool calls are the header's", async ({ page }) => {
+test("every session: the view's tokens, cost and tool calls are the header's; the charts break no rule of the page's CSP", async ({ page }) => {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __violations: string[] };
+    w.__violations = [];
+    document.addEventListener("securitypolicyviolation", (event) => w.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`));
+  });
   for (const path of paths) {
     await openSession(page, path);
     const header = { tokens: await headerValue(page, "tokens"), cost: await headerValue(page, "cost"), calls: await headerValue(page, "tool-calls") };
@@ -125,6 +131,11 @@ test("every session: the view's tokens, cost and tool calls are the header's", a
     await expect(page.locator("#insights .chart-canvas canvas")).toHaveCount(2);
     await expect(page.locator("#messages")).toBeHidden();
   }
+  expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+  // The check hears violations: an inline style, which the policy forbids, is one (reported by the
+  // meta tag's policy and the header's).
+  await page.evaluate(() => document.head.insertAdjacentHTML("beforeend", "<style>body { color: red }</style>"));
+  await expect.poll(() => page.evaluate(() => (window as unknown as { __violations: string[] }).__violations.length)).toBeGreaterThan(0);
 });
 
 test("the written session: its turns on the viewed branch, the compaction, its tools; the store view's row shows the header's cost", async ({ page }) => {
