@@ -165,12 +165,16 @@ export async function readSessionUsage(storage: StoragePort, sessions: readonly 
   const byDir = new Map<string, SessionInfo[]>();
   for (const info of sessions) {
     const dir = parentDir(info.path);
-    byDir.set(dir, [...(byDir.get(dir) ?? []), info]);
+    const list = byDir.get(dir);
+    if (list) list.push(info);
+    else byDir.set(dir, [info]);
   }
   const found = new Map<string, FileUsage>();
   let done = 0;
   for (const [dir, infos] of byDir) {
-    const listed = new Map((await storage.list(dir)).filter((entry) => entry.kind === "file").map((entry) => [entry.name, entry]));
+    // A folder gone since it was listed: its sessions are left out, as files gone are.
+    const entries = await storage.list(dir).catch((): DirEntry[] => []);
+    const listed = new Map(entries.filter((entry) => entry.kind === "file").map((entry) => [entry.name, entry]));
     const cache: Cache = useCache ? await readCache(storage, dir) : { version: CACHE_VERSION, files: {} };
     // Files still there keep their entries; files gone lose them.
     const next: Record<string, CacheEntry> = {};

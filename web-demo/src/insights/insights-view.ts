@@ -179,7 +179,11 @@ async function renderStore(body: HTMLElement, host: InsightsHost): Promise<void>
 
   const sessions: StoreSession[] = [];
   const byStore = new Map<string, typeof host.sessions[number][]>();
-  for (const listed of host.sessions) byStore.set(listed.storeId, [...(byStore.get(listed.storeId) ?? []), listed]);
+  for (const listed of host.sessions) {
+    const list = byStore.get(listed.storeId);
+    if (list) list.push(listed);
+    else byStore.set(listed.storeId, [listed]);
+  }
   let done = 0;
   for (const store of source.stores) {
     const listed = byStore.get(store.id) ?? [];
