@@ -6,12 +6,16 @@ import { AGENTS, type AgentName } from "./agent-stores.js";
 import { EXIT_CODES, UsageError } from "./errors.js";
 import { isMachineName } from "./machine-stores.js";
 
-const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history", "scan", "sync"] as const;
+const COMMANDS = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history", "scan", "sync", "stats"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 const CONFLICT_POLICIES: readonly ConflictPolicy[] = ["auto", "skip", "replace", "fork"];
 
 const HELP_WIDTH = 100;
+
+/** The tables `stats --by` chooses from. */
+const STATS_TABLES = ["day", "model", "project", "agent", "session"] as const;
+export type StatsTable = (typeof STATS_TABLES)[number];
 
 /** `text` after `prefix`, wrapped at HELP_WIDTH columns, its further lines indented as far as `prefix`. */
 function wrap(prefix: string, text: string): string {
@@ -134,6 +138,19 @@ const COMMAND_HELP: Record<CommandName, { synopsis: string; text: string }> = {
       --as NAME                  the machine's name in the shared store (default: the host name)
       --watch                    keep syncing as the agents write, until Ctrl+C`,
   },
+  stats: {
+    synopsis: "stats [QUERY | <session>] [--all | --cwd DIR] [--by TABLE]",
+    text: `  stats [QUERY|<session>] [--all | --cwd DIR]
+                                 where tokens and money went. A session (a file, or an id or id
+                                 prefix of 8 characters or more): its turns on the path to its
+                                 leaf (tokens, cost, context size, compactions) and its tools
+                                 (calls, errors, time, output). Otherwise the sessions of a project
+                                 dir (the current one by default), or of all, holding every word of
+                                 QUERY in their name, first message, dir or id: cost and tokens by
+                                 day, model, project, agent and session. Each file is read once;
+                                 what it used is kept in the cache and only what grew is read again
+      --by TABLE                 only that table: ${STATS_TABLES.join(", ")}`,
+  },
 };
 
 const SESSION_ARGUMENT = `A <session> is a session file, or a session id or id prefix of the stores' sessions (as ls
@@ -237,6 +254,8 @@ export interface ParsedCommand {
   machine: string | undefined;
   /** sync --watch. */
   watch: boolean;
+  /** stats --by: one table instead of all. */
+  by: StatsTable | undefined;
 }
 
 /** What to do: print the help (the whole text, or a command's), print the version, or run a command. */
@@ -257,6 +276,7 @@ const COMMAND_FLAGS: Record<CommandName, readonly string[]> = {
   history: ["limit"],
   scan: ["all", "cwd"],
   sync: ["to", "as", "watch"],
+  stats: ["all", "cwd", "by"],
 };
 const GLOBAL_FLAGS = ["root", "agent", "store", "json", "help"];
 
@@ -276,10 +296,11 @@ const ARGUMENTS: Record<CommandName, { max: number; what: string }> = {
   history: { max: Infinity, what: "a query" },
   scan: { max: Infinity, what: "a session file or id prefix" },
   sync: { max: 0, what: "" },
+  stats: { max: Infinity, what: "a query or a session" },
 };
 
 /** Commands whose arguments are the words of one query. */
-const QUERY_COMMANDS: readonly CommandName[] = ["search", "history"];
+const QUERY_COMMANDS: readonly CommandName[] = ["search", "history", "stats"];
 
 function commandName(word: string): CommandName {
   if (!(COMMANDS as readonly string[]).includes(word)) throw new UsageError(`unknown command "${word}"`);
@@ -321,6 +342,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         to: { type: "string" },
         as: { type: "string" },
         watch: { type: "boolean" },
+        by: { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -350,13 +372,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   }
   const { max, what } = ARGUMENTS[name];
   if (max === 0 && rest.length > 0) throw new UsageError(`${name} takes no argument (got "${rest[0]}")`);
-  if (max > 0 && rest.length === 0 && name !== "history" && name !== "scan") throw new UsageError(`${name} needs ${what}`);
+  if (max > 0 && rest.length === 0 && name !== "history" && name !== "scan" && name !== "stats") throw new UsageError(`${name} needs ${what}`);
   // The words of a query may be several arguments: the query is empty when all of them are.
   const empty = QUERY_COMMANDS.includes(name) ? rest.length > 0 && rest.join("").trim() === "" : rest.some((arg) => arg.trim() === "");
   if (empty) throw new UsageError(`${name} ${name === "history" ? "takes a query or none" : `needs ${what}`}, not an empty argument`);
   if (rest.length > max) throw new UsageError(`${name} takes one argument, got ${rest.length}`);
-  if ((name === "search" || name === "scan") && values.all && values.cwd !== undefined) throw new UsageError(`${name} takes --cwd DIR or --all, not both`);
+  if ((name === "search" || name === "scan" || name === "stats") && values.all && values.cwd !== undefined) throw new UsageError(`${name} takes --cwd DIR or --all, not both`);
   if (name === "scan" && rest.length > 0 && (values.all || values.cwd !== undefined)) throw new UsageError(`scan takes sessions or --${values.all ? "all" : "cwd"}, not both`);
+  if (values.by !== undefined && !(STATS_TABLES as readonly string[]).includes(values.by)) throw new UsageError(`--by must be ${STATS_TABLES.slice(0, -1).join(", ")} or ${STATS_TABLES.at(-1)} (got "${values.by}")`);
   if (name === "export") {
     if (values.output === undefined) throw new UsageError("export needs -o FILE (the archive to write)");
     if (values.leaf !== undefined && rest.length > 1) throw new UsageError(`--leaf applies to a single session, got ${rest.length}`);
@@ -439,5 +462,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     to: values.to,
     machine: values.as,
     watch: values.watch ?? false,
+    by: values.by as StatsTable | undefined,
   };
 }

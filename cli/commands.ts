@@ -22,6 +22,7 @@ import { serveCommand } from "./serve/command.js";
 import { historyCommand, searchCommand } from "./search.js";
 import { scanCommand } from "./scan.js";
 import { syncCommand } from "./sync.js";
+import { statsCommand } from "./stats.js";
 
 type Command = (run: Run) => Promise<number>;
 
@@ -95,7 +96,7 @@ async function sessionArgument(run: Run): Promise<SessionFileRef> {
 /** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
 type ListedSession = SessionInfo & { agent: AgentName; store: string };
 
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand, scan: scanCommand, sync: syncCommand };
+const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand, scan: scanCommand, sync: syncCommand, stats: statsCommand };
 
 async function ls(run: Run): Promise<number> {
   const stores = await run.stores();

@@ -1,6 +1,6 @@
 /**
  * On a read-only server, `sessionkit serve` writes each store's caches (`.sessionkit/`: listing
- * catalogs, search indexes) itself: its clients may write nothing, there either. When a client
+ * catalogs, search indexes, what each session used) itself: its clients may write nothing, there either. When a client
  * reads a cache file (a listing reads its catalog, a search its index), the server brings that
  * cache up to date in the background, one refresh at a time, for the next client. The server's
  * own writes go only below `.sessionkit/`, and stop at a size cap.
@@ -10,6 +10,7 @@ import { readOnlyStorage } from "../../adapters/read-only.js";
 import { CATALOG_DIR, listAllSessions } from "../../src/session/listing.js";
 import { GROUP_SOURCES, SEARCH_DIR, type SourceGroup } from "../../src/search/search-index.js";
 import { updateSearchIndex } from "../../src/search/search.js";
+import { INSIGHTS_DIR, readSessionUsage } from "../../src/insights/store-insights.js";
 import { KIT_DIR } from "../store-cache.js";
 
 export interface CacheKeeper {
@@ -19,8 +20,8 @@ export interface CacheKeeper {
   close(): Promise<void>;
 }
 
-/** A cache to bring up to date: the listing catalogs, or one search index. */
-type Cache = "catalog" | SourceGroup;
+/** A cache to bring up to date: the listing catalogs, what each session used (insights), or one search index. */
+type Cache = "catalog" | "insights" | SourceGroup;
 
 /** Reads of a cache come in bursts (a catalog per project directory): one refresh follows them. */
 const REFRESH_DELAY_MS = 500;
@@ -36,6 +37,7 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
   const refresh = async (cache: Cache) => {
     // Best effort, as for any client: a cache that cannot be brought up to date is read as it is.
     if (cache === "catalog") await listAllSessions(own).catch(() => {});
+    else if (cache === "insights") await listAllSessions(own).then((sessions) => readSessionUsage(own, sessions)).catch(() => {});
     else await updateSearchIndex(own, GROUP_SOURCES[cache]).catch(() => {});
   };
   const runWanted = () => {
@@ -88,6 +90,7 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
 
 function cacheOf(path: string): Cache | undefined {
   if (path.startsWith(`${CATALOG_DIR}/`)) return "catalog";
+  if (path.startsWith(`${INSIGHTS_DIR}/`)) return "insights";
   for (const group of Object.keys(GROUP_SOURCES) as SourceGroup[]) if (path === joinPath(SEARCH_DIR, `${group}.sqlite`)) return group;
   return undefined;
 }

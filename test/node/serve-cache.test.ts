@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { isStorageError, listAllSessions, SessionManager } from "../../src/index.js";
 import { searchSessions } from "../../src/search/search.js";
+import { readSessionUsage } from "../../src/insights/store-insights.js";
+import { countingPort } from "../shared/counting-port.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
 import { WebSocket } from "ws";
 import { httpStorage, type HttpStorage } from "../../adapters/rpc/http.js";
@@ -85,6 +87,17 @@ describe("serve with a cache mount", () => {
     const refused = await client.append(infos[0]!.path, new TextEncoder().encode("{}\n")).catch((error: unknown) => error);
     expect(isStorageError(refused, "read-only")).toBe(true);
     expect(await snapshot(root)).toEqual(before);
+  });
+
+  it("a client's insights make the server write each session's usage into the cache dir; the client's next read reads no session file", async () => {
+    const infos = await listAllSessions(client);
+    const first = await readSessionUsage(client, infos);
+    expect(first.map((session) => session.assistantMessages)).toEqual([1]);
+    await written(join(cacheDir, "insights"));
+    const { port, counter } = countingPort(client);
+    expect(await readSessionUsage(port, infos)).toEqual(first);
+    const [cacheFile] = await readdir(join(cacheDir, "insights"));
+    expect(counter.bytesRead).toBe((await stat(join(cacheDir, "insights", cacheFile!))).size);
   });
 
   it("the server keeps the cache within its size cap: an index over it is not written, a catalog under it is", async () => {

@@ -7,6 +7,7 @@ import { ViewerApp } from "./app/app.js";
 import { serveSource, type Served } from "./data/serve-source.js";
 import { el } from "./render/dom.js";
 import { secretsNotice, sessionActions } from "./session-actions.js";
+import { openInsights } from "./insights/open.js";
 
 /** The viewer over the stores `served` names, or, when the server wants the token, a page that says where to find it. */
 export function startServeMode(served: Served | "token-needed"): void {
@@ -27,6 +28,7 @@ export function startServeMode(served: Served | "token-needed"): void {
     showList: true,
     title: "sessionkit viewer",
     emptyText: "No sessions in the stores this server offers.",
+    insights: openInsights,
     sessionActions: (store, path) => sessionActions(app, store, path, async () => {}),
     sessionNotice: secretsNotice,
     barControls: [

@@ -15,6 +15,7 @@ import { importFiles } from "./import-files.js";
 import { el, formatBytes } from "./render/dom.js";
 import { renderImportReport } from "./render/import-report.js";
 import { secretsNotice, sessionActions } from "./session-actions.js";
+import { openInsights } from "./insights/open.js";
 
 const STORE_ID = "browser";
 
@@ -37,6 +38,7 @@ export function startStaticMode(): void {
     title: "sessionkit viewer",
     sessionActions: (store, path) => sessionActions(app, store, path, refreshEstimate),
     sessionNotice: secretsNotice,
+    insights: openInsights,
     barControls: [
       el("label", { class: "field" }, "Storage ", backendSelect),
       estimateText,

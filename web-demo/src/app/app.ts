@@ -21,6 +21,7 @@ import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
 import { closeImageModal } from "./image-modal.js";
 import { SessionView, type SessionAction } from "./session-view.js";
 import { themeButton } from "./theme.js";
+import { closeInsights, insightsAction, insightsButton, readInsightsLink, type InsightsHost, type OpenInsights } from "../insights/link.js";
 
 export interface AppOptions {
   source: StoreSource;
@@ -38,6 +39,8 @@ export interface AppOptions {
   title: string;
   /** What the session pane says when no store holds a session. */
   emptyText?: string;
+  /** The insights view, where it is offered (web-demo/src/insights/open.ts). */
+  insights?: OpenInsights;
 }
 
 const LIST_KEY = "sessionkit-viewer.list";
@@ -108,6 +111,7 @@ export class ViewerApp {
       el("span", { class: "app-title" }, options.title),
       ...(options.barControls ?? []),
       el("span", { class: "spacer" }),
+      options.insights && insightsButton(),
       themeButton(),
       el("button", { type: "button", id: "keys-help", class: "header-btn", title: "Keys (?)" }, "?"),
     );
@@ -253,6 +257,9 @@ export class ViewerApp {
   }
 
   async #followAddress(): Promise<boolean> {
+    const insights = readInsightsLink();
+    if (insights && this.#options.insights) return this.#options.insights(insights, this.#insightsHost());
+    closeInsights(this.#sessionPane);
     const link = readLink();
     if (!link.path) return false;
     const store = link.store ?? this.source.stores[0]?.id;
@@ -282,6 +289,7 @@ export class ViewerApp {
     const notices = loadNotices(session);
     const openedNotices = notices.length;
     const actions = [...downloadActions(), ...(this.#options.sessionActions?.(store, path) ?? [])];
+    if (this.#options.insights) actions.push(insightsAction(storeId, path));
     const view = new SessionView({
       session,
       notices,
@@ -306,6 +314,17 @@ export class ViewerApp {
       notices.push(notice);
       view.element.querySelector(".session-header .notices")?.append(notice);
     });
+  }
+
+  #insightsHost(): InsightsHost {
+    return {
+      pane: this.#sessionPane,
+      source: this.source,
+      sessions: this.#sessions,
+      current: () => (this.#open && this.#view ? { ...this.#open, session: this.#view.session, leafId: this.#view.state.leafId } : null),
+      openSession: (storeId, path, leafId) => this.openSession(storeId, path, { leafId }),
+      close: () => (location.hash = this.#open && this.#view ? linkHash({ store: this.#open.storeId, path: this.#open.path, ...this.#view.state }) : "#"),
+    };
   }
 
   #renderList(): void {

@@ -8,6 +8,7 @@
  * again (filter, search, fold) in tens of milliseconds, without building 100,000 small objects.
  */
 import type { MessageEntry, SessionEntry, SessionHeader } from "../../../src/format/types.js";
+import { addUsage, messageUsage, modelOf, type CostCounts, type TokenCounts } from "../../../src/insights/usage.js";
 import { contentText } from "./content-text.js";
 
 export interface ToolCallInfo {
@@ -26,8 +27,8 @@ export interface SessionStats {
   compactions: number;
   branchSummaries: number;
   toolCalls: number;
-  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+  tokens: TokenCounts;
+  cost: CostCounts;
   models: string[];
   firstTimestamp: string | undefined;
   lastTimestamp: string | undefined;
@@ -35,7 +36,6 @@ export interface SessionStats {
 
 type Block = Record<string, unknown>;
 const isObject = (value: unknown): value is Block => typeof value === "object" && value !== null;
-const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
 
 const emptyStats = (): SessionStats => ({
   userMessages: 0,
@@ -270,22 +270,11 @@ export class SessionModel {
       const stopReason = message.stopReason;
       const failed = typeof stopReason === "string" && stopReason !== "stop" && stopReason !== "toolUse";
       if (!failed && contentText(message.content).trim() === "") flags |= EntryFlag.ToolOnly;
-      if (typeof message.model === "string") this.#models.add(typeof message.provider === "string" ? `${message.provider}/${message.model}` : message.model);
-      const usage = message.usage;
-      if (isObject(usage)) {
-        stats.tokens.input += num(usage.input);
-        stats.tokens.output += num(usage.output);
-        stats.tokens.cacheRead += num(usage.cacheRead);
-        stats.tokens.cacheWrite += num(usage.cacheWrite);
-        if (isObject(usage.cost)) {
-          const cost = usage.cost;
-          stats.cost.input += num(cost.input);
-          stats.cost.output += num(cost.output);
-          stats.cost.cacheRead += num(cost.cacheRead);
-          stats.cost.cacheWrite += num(cost.cacheWrite);
-          stats.cost.total = stats.cost.input + stats.cost.output + stats.cost.cacheRead + stats.cost.cacheWrite;
-        }
-      }
+      const model = modelOf(message);
+      if (model !== undefined) this.#models.add(model);
+      // The core's addition, in file order: the insights' totals are these very numbers.
+      const usage = messageUsage(message);
+      if (usage) addUsage(stats, usage);
       if (Array.isArray(message.content)) {
         for (const block of message.content) {
           if (isObject(block) && block.type === "toolCall") {
