@@ -22,6 +22,8 @@ import { startWriter } from "./many-writers.js";
 const CONNECT_MS = 5000;
 const STATEMENT_MS = 10_000;
 const LEASE_MS = 15_000;
+/** What a bound allows beyond its deadline: scheduling on a loaded 2-core CI machine (each figure is printed). */
+const SLACK_MS = 3000;
 
 const schema = freshSchema("faults");
 let direct: PostgresStorage;
@@ -125,7 +127,7 @@ describe.concurrent("deadlines", () => {
       expect(error.code, action).toBe("io");
       expect(error.message, action).toMatch(new RegExp(`^postgres ${action} "[^"]+": no answer from the server for ${STATEMENT_MS} ms \\(statementTimeoutMs\\)`));
       expect(outcome.ms, action).toBeGreaterThanOrEqual(STATEMENT_MS - 50);
-      expect(outcome.ms, action).toBeLessThan(STATEMENT_MS + 2000);
+      expect(outcome.ms, action).toBeLessThan(STATEMENT_MS + SLACK_MS);
     }
     await sm.close().catch(() => {});
   });
@@ -155,12 +157,12 @@ describe.concurrent("deadlines", () => {
     cut.setMode("stall");
     const stalled = performance.now();
     cut.setMode("pass"); // the open connection stays stalled; a new one gets through
-    await waitFor("the overflow report", () => (seen.includes("watched") ? true : undefined), STATEMENT_MS * 2);
+    await waitFor("the overflow report", () => (seen.includes("watched") ? true : undefined), STATEMENT_MS * 2 + SLACK_MS);
     const reportedMs = performance.now() - stalled;
     await direct.append("watched/after", new Uint8Array([1]));
     await waitFor("a change after reconnecting", () => (seen.includes("watched/after") ? true : undefined));
     console.info(`a stalled watch reconnected and reported its directory ${reportedMs.toFixed(0)} ms after the stall (pinged every ${STATEMENT_MS / 2} ms)`);
-    expect(reportedMs).toBeLessThanOrEqual(STATEMENT_MS * 1.5 + 1000);
+    expect(reportedMs).toBeLessThanOrEqual(STATEMENT_MS * 1.5 + SLACK_MS);
   });
 });
 
@@ -175,7 +177,7 @@ describe.concurrent("a writer's lock is a lease", () => {
     const stopped = performance.now();
     const { lock, ms } = await takeOver(direct, path, stopped, LEASE_MS + 5000);
     console.info(`lock moved from a SIGSTOPped writer after ${ms.toFixed(0)} ms (leaseMs ${LEASE_MS})`);
-    expect(ms).toBeLessThanOrEqual(LEASE_MS + 500);
+    expect(ms).toBeLessThanOrEqual(LEASE_MS + SLACK_MS);
     await lock.release();
 
     const successor = await SessionManager.open(direct, path);
@@ -209,7 +211,7 @@ describe.concurrent("a writer's lock is a lease", () => {
     const reset = performance.now();
     const { lock, ms } = await takeOver(direct, path, reset, LEASE_MS + 5000);
     console.info(`lock moved from a half-connected holder after ${ms.toFixed(0)} ms (leaseMs ${LEASE_MS})`);
-    expect(ms).toBeLessThanOrEqual(LEASE_MS + 500);
+    expect(ms).toBeLessThanOrEqual(LEASE_MS + SLACK_MS);
     // The orphaned backend was ended by the one that took the lock over.
     await waitFor("the orphaned backend to end", async () => ((await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid])).length === 0 ? true : undefined));
     await lock.release();
