@@ -15,26 +15,15 @@ export function isMissing(error: unknown): boolean {
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
-/**
- * Why a path cannot name a file here, through no fault of the disk: the caller's mistake
- * ("invalid"), not an i/o failure. EEXIST comes from making a parent directory where a file is
- * (a lock file's EEXIST means "locked", and the lock file reports that itself).
- */
-const NO_FILE_THERE = new Map([
-  ["EISDIR", "it is a directory"],
-  ["ENOTDIR", "a part of it is a file, not a directory"],
-  ["EEXIST", "a part of it is a file, not a directory"],
-  ["ENAMETOOLONG", "a name in it is too long for the file system"],
-]);
-
 /** `error` as the StorageError of `action` ("read", "append to", …) on `path`; a StorageError as it is. */
 export function toStorageError(error: unknown, action: string, path: string): StorageError {
   if (error instanceof StorageError) return error;
   const code = errorCode(error);
-  // Named by its storage path only: Node's message holds the host path, and an "invalid" error
-  // goes to rpc clients as it is (serve hides host paths in the others).
-  const why = code === undefined ? undefined : NO_FILE_THERE.get(code);
-  if (why !== undefined) return new StorageError("invalid", `cannot ${action} ${JSON.stringify(path)}: ${why} (${code})`, { path, cause: error });
+  // A name past the file system's limit is the caller's mistake, not an i/o failure. Named by its
+  // storage path only: Node's message holds the host path, and an "invalid" error goes to rpc
+  // clients as it is (serve hides host paths in the others).
+  if (code === "ENAMETOOLONG") return new StorageError("invalid", `cannot ${action} ${JSON.stringify(path)}: a name in it is too long for the file system`, { path, cause: error });
+  // EEXIST only means "locked" for lock files, and the lock file reports that itself.
   const kind = code === "ENOENT" ? "not-found" : code === "ENOSPC" || code === "EDQUOT" ? "quota" : "io";
   const reason = error instanceof Error ? error.message : String(error);
   return new StorageError(kind, `cannot ${action} ${JSON.stringify(path)}: ${reason}`, { path, cause: error });
