@@ -97,6 +97,9 @@ export function rpcSockets(options: { stores: ReadonlyMap<string, ServedStore>; 
         sockets.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, store));
       } catch (error) {
         const status = error instanceof HttpError ? error.status : 500;
+        // Closed once the answer is out, as ws does: a socket only ended stays open while its client
+        // sends on (nobody reads it), for ever, and the server could not stop.
+        socket.once("finish", () => socket.destroy());
         socket.end(`HTTP/1.1 ${status} ${status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "Not Found" : "Error"}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       }
     },

@@ -71,4 +71,11 @@ describe("what the fuzzer found, one request each", () => {
       expect(answer?.text).not.toContain(world.base);
     }
   });
+
+  it("a refused WebSocket upgrade whose client goes on sending: the server closes the connection (it kept it, unread, and could not stop)", async () => {
+    const upgrade = "GET /api/stores/<STORE>/rpc HTTP/1.1\r\nHost: <HOST>\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    const { answers, timedOut } = await rawRequest(server, world, upgrade, new Uint8Array(16 << 20));
+    expect(answers.map((answer) => answer.status)).toEqual([401]);
+    expect(timedOut).toBe(false);
+  }, 60_000);
 });
