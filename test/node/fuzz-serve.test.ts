@@ -75,7 +75,8 @@ describe("what the fuzzer found, one request each", () => {
   it("a refused WebSocket upgrade whose client goes on sending: the server closes the connection (it kept it, unread, and could not stop)", async () => {
     const upgrade = "GET /api/stores/<STORE>/rpc HTTP/1.1\r\nHost: <HOST>\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
     const { answers, timedOut } = await rawRequest(server, world, upgrade, new Uint8Array(16 << 20));
-    expect(answers.map((answer) => answer.status)).toEqual([401]);
     expect(timedOut).toBe(false);
+    // The close resets a connection with bytes unread: the client may lose the 401 (as with ws's own refusals).
+    expect(answers.filter((answer) => answer.status !== 401)).toEqual([]);
   }, 60_000);
 });
