@@ -19,12 +19,9 @@ export function isMissing(error: unknown): boolean {
 export function toStorageError(error: unknown, action: string, path: string): StorageError {
   if (error instanceof StorageError) return error;
   const code = errorCode(error);
-  // A name past the file system's limit is the caller's mistake, not an i/o failure. Named by its
-  // storage path only: Node's message holds the host path, and an "invalid" error goes to rpc
-  // clients as it is (serve hides host paths in the others).
-  if (code === "ENAMETOOLONG") return new StorageError("invalid", `cannot ${action} ${JSON.stringify(path)}: a name in it is too long for the file system`, { path, cause: error });
-  // EEXIST only means "locked" for lock files, and the lock file reports that itself.
-  const kind = code === "ENOENT" ? "not-found" : code === "ENOSPC" || code === "EDQUOT" ? "quota" : "io";
+  // EEXIST only means "locked" for lock files, and the lock file reports that itself. A name past
+  // the file system's limit is the caller's mistake, not an i/o failure.
+  const kind = code === "ENOENT" ? "not-found" : code === "ENOSPC" || code === "EDQUOT" ? "quota" : code === "ENAMETOOLONG" ? "invalid" : "io";
   const reason = error instanceof Error ? error.message : String(error);
   return new StorageError(kind, `cannot ${action} ${JSON.stringify(path)}: ${reason}`, { path, cause: error });
 }
