@@ -982,8 +982,11 @@ export function describeFuzzedServe(title: string, options: Omit<WorldOptions, "
           idle = await idleRss(server, world);
         });
         afterAll(async () => {
-          await server?.stop();
-          await world?.cleanup();
+          try {
+            await server?.stop();
+          } finally {
+            await world?.cleanup();
+          }
         });
 
         const run = async <T>(kind: string, cases: fc.Arbitrary<T>, runCase: (value: T, tally: Tally) => Promise<void>) => {

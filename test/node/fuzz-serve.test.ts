@@ -29,8 +29,11 @@ describe("what the fuzzer found, one request each", () => {
     server = await startServeChild(world, { write: true });
   });
   afterAll(async () => {
-    await server?.stop();
-    await world?.cleanup();
+    try {
+      await server?.stop();
+    } finally {
+      await world?.cleanup();
+    }
   });
 
   const frame = (call: Record<string, unknown>): [string, Uint8Array] => {
