@@ -27,6 +27,8 @@ const SLOW_NODE_TESTS = [
   "test/node/serve-cli.test.ts",
   "test/node/serve-limits.test.ts",
   "test/node/serve-suites.test.ts",
+  "test/node/fuzz-serve.test.ts",
+  "test/node/fuzz-serve-links.test.ts",
   "test/node/readme.test.ts",
   "test/node/differential.test.ts",
   "test/node/electron.test.ts",

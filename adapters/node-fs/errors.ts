@@ -19,8 +19,9 @@ export function isMissing(error: unknown): boolean {
 export function toStorageError(error: unknown, action: string, path: string): StorageError {
   if (error instanceof StorageError) return error;
   const code = errorCode(error);
-  // EEXIST only means "locked" for lock files, and the lock file reports that itself.
-  const kind = code === "ENOENT" ? "not-found" : code === "ENOSPC" || code === "EDQUOT" ? "quota" : "io";
+  // EEXIST only means "locked" for lock files, and the lock file reports that itself. A name past
+  // the file system's limit is the caller's mistake, not an i/o failure.
+  const kind = code === "ENOENT" ? "not-found" : code === "ENOSPC" || code === "EDQUOT" ? "quota" : code === "ENAMETOOLONG" ? "invalid" : "io";
   const reason = error instanceof Error ? error.message : String(error);
   return new StorageError(kind, `cannot ${action} ${JSON.stringify(path)}: ${reason}`, { path, cause: error });
 }

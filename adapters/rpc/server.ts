@@ -146,7 +146,7 @@ export function createStorageServer(port: StoragePort, options: StorageServerOpt
     maxHeldBytes: options.limits?.maxHeldBytes ?? Infinity,
     maxStagedBytes: options.limits?.maxStagedBytes ?? Infinity,
   };
-  const policy: Policy = { kind: port.kind, mayStage: !readOnly || writablePaths.length > 0, limits, hidePaths: pathHider(options.hostPaths ?? {}) };
+  const policy: Policy = { kind: port.kind, mayStage: !readOnly || writablePaths.length > 0, limits, hidePaths: pathHider(options.hostPaths ?? {}), hostDirs: Object.keys(options.hostPaths ?? {}) };
   const connections = new Set<Connection>();
   return {
     port,
@@ -172,6 +172,8 @@ interface Policy {
   limits: Required<StorageServerLimits>;
   /** An error message as a client may see it: no absolute path of the server's. */
   hidePaths: (message: string) => string;
+  /** The server's directories of `hostPaths`: an "invalid" message that names one is hidden too. */
+  hostDirs: readonly string[];
 }
 
 interface ReadTransfer {
@@ -286,8 +288,10 @@ class Connection implements ClientConnection {
 
   /** `error` as the client may see it: its message without the server's absolute paths. */
   private shown(error: StorageError): StorageError {
-    // An "invalid" error is about what the client sent: its own paths stay as it wrote them.
-    const message = error.code === "invalid" ? error.message : this.policy.hidePaths(error.message);
+    // An "invalid" error is about what the client sent: its own paths stay as it wrote them, unless
+    // the port's message names a directory of the server's (node-fs quotes Node's, as for a name too long).
+    const hide = error.code !== "invalid" || this.policy.hostDirs.some((dir) => error.message.includes(dir));
+    const message = hide ? this.policy.hidePaths(error.message) : error.message;
     return message === error.message ? error : new StorageError(error.code, message, error.path === undefined ? undefined : { path: error.path });
   }
 

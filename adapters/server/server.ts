@@ -15,7 +15,7 @@ import type { StoragePort } from "../../src/port.js";
 import { MAX_BATCH_REQUESTS } from "../rpc/protocol.js";
 import { createStorageServer, type StorageServerLimits } from "../rpc/server.js";
 import { admission, checkedOrigin, preflight } from "./auth.js";
-import { fail } from "./http.js";
+import { fail, HttpError } from "./http.js";
 import { routes, type ServedStore } from "./routes.js";
 import type { ViewerFiles } from "./static-files.js";
 import { rpcSockets } from "./websocket.js";
@@ -127,8 +127,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   http.on("request", (request: IncomingMessage, response: ServerResponse) => {
     void (async () => {
-      const url = new URL(request.url ?? "/", origin);
       try {
+        const url = requestUrl(request, origin);
         admit(request, url);
         allowOrigin(request, response);
         if (request.method === "OPTIONS") return preflight(response);
@@ -139,8 +139,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     })();
   });
   http.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(request.url ?? "/", origin);
-    sockets.upgrade(request, socket, head, url, () => admit(request, url));
+    sockets.upgrade(request, socket, head, () => {
+      const url = requestUrl(request, origin);
+      admit(request, url);
+      return url;
+    });
   });
 
   let closing: Promise<void> | undefined;
@@ -162,6 +165,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         await Promise.all([...stores.values()].map((store) => store.storage.close?.()));
       })()),
   };
+}
+
+/**
+ * The request's target as a URL. Node's parser lets through targets no URL can be made of
+ * (`GET http://[ HTTP/1.1`): a 400, not an exception (which, thrown in an event handler, ended the process).
+ */
+function requestUrl(request: IncomingMessage, origin: string): URL {
+  try {
+    return new URL(request.url ?? "/", origin);
+  } catch {
+    throw new HttpError(400, `the request target ${JSON.stringify(request.url)} is not a URL`);
+  }
 }
 
 function storeId(root: string, taken: ReadonlyMap<string, unknown>): string {

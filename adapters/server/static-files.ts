@@ -34,7 +34,8 @@ export async function sendViewerFile(response: ServerResponse, viewer: ViewerFil
   if (!file.startsWith(viewer.dir + nodePath.sep)) throw new HttpError(400, `${JSON.stringify(urlPath)} is outside the viewer`);
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) {
-    if (urlPath === "/") throw new HttpError(404, `the viewer is not built (no ${file}): run npx vite build web-demo`);
+    // The client learns no directory of the server's.
+    if (urlPath === "/") throw new HttpError(404, "the viewer is not built (no index.html): run npx vite build web-demo");
     throw new HttpError(404, `no file ${urlPath}`);
   }
   const extension = nodePath.extname(file);

@@ -13,8 +13,8 @@ import { HttpError, decodeSegment } from "./http.js";
 import type { ServedStore } from "./routes.js";
 
 export interface RpcSockets {
-  /** Takes an upgrade request that `admit` let through, or answers it with its error status. */
-  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, admit: () => void): void;
+  /** Takes an upgrade request that `admit` lets through (returning its URL), or answers it with its error status. */
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, admit: () => URL): void;
   /** Open sockets. */
   readonly clientCount: number;
   /** Drops every socket (their connections end, their locks are released). */
@@ -88,16 +88,19 @@ export function rpcSockets(options: { stores: ReadonlyMap<string, ServedStore>; 
   };
 
   return {
-    upgrade(request, socket, head, url, admit) {
+    upgrade(request, socket, head, admit) {
       try {
-        admit();
+        const url = admit();
         const match = /^\/api\/stores\/([^/]+)\/rpc$/.exec(url.pathname);
         const store = match ? stores.get(decodeSegment(match[1]!)) : undefined;
         if (!store) throw new HttpError(404, `no WebSocket at ${url.pathname}`);
         sockets.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, store));
       } catch (error) {
         const status = error instanceof HttpError ? error.status : 500;
-        socket.end(`HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "Not Found" : "Error"}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+        // Closed once the answer is out, as ws does: a socket only ended stays open while its client
+        // sends on (nobody reads it), for ever, and the server could not stop.
+        socket.once("finish", () => socket.destroy());
+        socket.end(`HTTP/1.1 ${status} ${status === 400 ? "Bad Request" : status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "Not Found" : "Error"}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       }
     },
     get clientCount() {
