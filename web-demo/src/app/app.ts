@@ -312,7 +312,7 @@ export class ViewerApp {
       if (!notice || this.#view !== view || notices.length !== openedNotices) return;
       // The header draws its notices from this array again when it re-renders (following).
       notices.push(notice);
-      view.element.querySelector(".session-header .notices")?.append(notice);
+      view.addNotice(notice);
     });
   }
 

@@ -45,7 +45,7 @@ export class SessionHeader {
   readonly #live = el("span", { id: "live-state", class: "live-state", role: "status" });
   readonly #lineActions = el("div", { class: "line-actions" });
   readonly #toggle: HTMLButtonElement;
-  readonly #strip: HTMLElement | null;
+  #strip: HTMLElement | null;
 
   constructor(options: SessionHeaderOptions) {
     this.#options = options;
@@ -157,6 +157,16 @@ export class SessionHeader {
       el("div", { class: "help-bar" }, el("span", { class: "help-hint" }, "T thinking · O outputs · J/K messages · [ ] turns · Esc back to leaf · ? keys"), el("div", { class: "header-actions" }, ...actions)),
     );
     this.#syncTabOrder();
+  }
+
+  /** Adds a notice that arrived after the first render (the session's secrets), opening the strip if none is shown. */
+  addNotice(notice: HTMLElement): void {
+    if (this.#strip?.isConnected) {
+      this.#strip.querySelector(".notices")!.append(notice);
+      return;
+    }
+    this.#strip = this.#noticeStrip([notice]);
+    this.bar.append(this.#strip);
   }
 
   /** One line per notice, the first words of each; the whole of them when opened; × hides the strip. */

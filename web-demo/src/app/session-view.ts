@@ -104,6 +104,11 @@ export class SessionView {
   }
 
   /** Shows the path to the newest leaf under `entryId` and scrolls to that entry (pi's tree click). */
+  /** A notice about the file that arrived after the first render (the session's secrets). */
+  addNotice(notice: HTMLElement): void {
+    this.#header.addNotice(notice);
+  }
+
   openEntry(entryId: string): void {
     const model = this.session.model;
     if (!model.getEntry(entryId)) return;
