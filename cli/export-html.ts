@@ -4,9 +4,8 @@
  * (web-demo/dist/export-template.html, made by `npx vite build web-demo`) is filled by the same
  * code the viewer's "Export HTML" button runs (web-demo/src/export/embed.ts).
  */
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { open, readFile, realpath, rename, rm } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionManager } from "../src/session/session-manager.js";
@@ -14,6 +13,7 @@ import { isSessionError } from "../src/errors.js";
 import { redactRecord, type RedactionCounts } from "../src/secrets/redact.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
 import { lookupContext, type Run } from "./run.js";
+import { writeOutputFile } from "./output-file.js";
 import { CliError, failureKind } from "./errors.js";
 import { reportRedaction } from "./scan.js";
 import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
@@ -80,24 +80,7 @@ export async function exportHtmlCommand(run: Run): Promise<number> {
     const title = redact ? redactRecord(name, {}) : name;
     const { parts, missingBlobs } = await buildExportHtml(template, { storage: view.storage, path, title, ...(branch ? { branch } : {}) });
     for (const ref of missingBlobs) run.warn(`${ref} is referenced but not stored: the page shows it as missing`);
-    // Written beside the output and renamed when complete: a failed export leaves no half file.
-    const temp = nodePath.join(outputDir, `.${nodePath.basename(output)}.${randomBytes(6).toString("hex")}.tmp`);
-    let bytes = 0;
-    const file = await open(temp, "wx");
-    try {
-      for (const part of parts) {
-        const data = typeof part === "string" ? Buffer.from(part, "utf8") : part;
-        await file.write(data);
-        bytes += data.length;
-      }
-      await file.sync();
-      await file.close();
-      await rename(temp, output);
-    } catch (error) {
-      await file.close().catch(() => {});
-      await rm(temp, { force: true });
-      throw error;
-    }
+    const bytes = await writeOutputFile(output, parts);
     if (redact) reportRedaction(run, redacted);
     const summary = { output, sessionId: sm.getSessionId(), entries: branch ? branch.entries.length : sm.getEntries().length, leafId: run.args.leaf, bytes, missingBlobs, ...(redact ? { redacted } : {}) };
     run.print(summary, () => [`${output}: session ${summary.sessionId} (${summary.entries} entries${run.args.leaf === undefined ? "" : `, branch to ${run.args.leaf}`}), ${bytes} bytes`]);

@@ -3,13 +3,13 @@
  * inline (a file that leaves the store has no blobs/ beside it), as the viewer's "↓ JSONL" writes
  * it; `--leaf` cuts one branch, `--redact` replaces the secrets.
  */
-import { randomBytes } from "node:crypto";
-import { open, realpath, rename, rm } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { encodeJsonl } from "../src/format/session-file.js";
 import { isSessionError } from "../src/errors.js";
 import { redactRecord, type RedactionCounts } from "../src/secrets/redact.js";
 import { SessionManager } from "../src/session/session-manager.js";
+import { writeOutputFile } from "./output-file.js";
 import { CliError, failureKind } from "./errors.js";
 import { lookupContext, type Run } from "./run.js";
 import { reportRedaction } from "./scan.js";
@@ -43,19 +43,7 @@ export async function exportJsonlCommand(run: Run): Promise<number> {
     }
     if (redact) records = records.map((record) => redactRecord(record, redacted));
     const bytes = encodeJsonl(records);
-    // Written beside the output and renamed when complete: a failed export leaves no half file.
-    const temp = nodePath.join(outputDir, `.${nodePath.basename(output)}.${randomBytes(6).toString("hex")}.tmp`);
-    const file = await open(temp, "wx");
-    try {
-      await file.write(bytes);
-      await file.sync();
-      await file.close();
-      await rename(temp, output);
-    } catch (error) {
-      await file.close().catch(() => {});
-      await rm(temp, { force: true });
-      throw error;
-    }
+    await writeOutputFile(output, [bytes]);
     if (redact) reportRedaction(run, redacted);
     const summary = { output, sessionId: sm.getSessionId(), entries: records.length - 1, leafId: run.args.leaf, bytes: bytes.length, ...(redact ? { redacted } : {}) };
     run.print(summary, () => [`${output}: session ${summary.sessionId} (${summary.entries} entries${run.args.leaf === undefined ? "" : `, branch to ${run.args.leaf}`}), ${summary.bytes} bytes`]);

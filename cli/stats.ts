@@ -4,6 +4,7 @@
  * query as the viewer's list is, cost and tokens by day, model, project, agent and session
  * (src/insights/store-insights.ts, whose per-file figures live in the store's cache).
  */
+import { formatDollars, formatDuration } from "../src/insights/format.js";
 import nodePath from "node:path";
 import { sessionInsights, type SessionInsights, type ToolInsight, type TurnInsight } from "../src/insights/session-insights.js";
 import { matchesQuery, readSessionUsage, summarizeUsage, type SessionRow, type SessionUsage, type UsageRow, type UsageSummary } from "../src/insights/store-insights.js";
@@ -109,18 +110,6 @@ function tokens(count: number): string {
   if (count < 1_000_000) return `${Math.round(count / 1000)}k`;
   return `${(count / 1_000_000).toFixed(1)}M`;
 }
-/** Dollars as the viewer's header shows them. */
-const dollars = (amount: number) => `$${amount.toFixed(3)}`;
-
-function duration(ms: number | null): string {
-  if (ms === null) return "";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) return `${minutes}m ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
-  return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, "0")}m`;
-}
-
 function bytes(count: number): string {
   if (count < 1000) return `${count} B`;
   if (count < 1e6) return `${(count / 1e3).toFixed(1)} KB`;
@@ -137,10 +126,10 @@ function localTime(iso: string | undefined): string {
 /** "↑12k ↓3.4k R1.2M W40k · $1.234", as the viewer's header writes tokens and cost. */
 function usageLine(usage: Usage): string {
   const { input, output, cacheRead, cacheWrite } = usage.tokens;
-  return `↑${tokens(input)} ↓${tokens(output)} R${tokens(cacheRead)} W${tokens(cacheWrite)} · ${dollars(usage.cost.total)}`;
+  return `↑${tokens(input)} ↓${tokens(output)} R${tokens(cacheRead)} W${tokens(cacheWrite)} · ${formatDollars(usage.cost.total)}`;
 }
 
-const usageCells = (usage: Usage) => [tokens(usage.tokens.input), tokens(usage.tokens.output), tokens(usage.tokens.cacheRead), tokens(usage.tokens.cacheWrite), dollars(usage.cost.total)];
+const usageCells = (usage: Usage) => [tokens(usage.tokens.input), tokens(usage.tokens.output), tokens(usage.tokens.cacheRead), tokens(usage.tokens.cacheWrite), formatDollars(usage.cost.total)];
 const USAGE_HEADER = ["INPUT", "OUTPUT", "CACHE R", "CACHE W", "COST"];
 
 function turnRow(turn: TurnInsight): string[] {
@@ -148,7 +137,7 @@ function turnRow(turn: TurnInsight): string[] {
   return [
     String(turn.turn),
     localTime(turn.timestamp),
-    duration(turn.durationMs),
+    formatDuration(turn.durationMs),
     String(turn.assistantMessages),
     String(turn.toolCalls),
     turn.toolErrors ? String(turn.toolErrors) : "",
@@ -161,7 +150,7 @@ function turnRow(turn: TurnInsight): string[] {
 
 function toolRow(tool: ToolInsight): string[] {
   const mean = tool.timedResults > 0 ? tool.durationMs / tool.timedResults : null;
-  return [tool.name, integer(tool.calls), integer(tool.results), tool.errors ? integer(tool.errors) : "", duration(tool.timedResults ? tool.durationMs : null), duration(mean), duration(tool.timedResults ? tool.maxDurationMs : null), bytes(tool.outputBytes)];
+  return [tool.name, integer(tool.calls), integer(tool.results), tool.errors ? integer(tool.errors) : "", formatDuration(tool.timedResults ? tool.durationMs : null), formatDuration(mean), formatDuration(tool.timedResults ? tool.maxDurationMs : null), bytes(tool.outputBytes)];
 }
 
 function renderSessionInsights(file: string, insights: SessionInsights): string[] {

@@ -24,6 +24,7 @@ import type { Run } from "./run.js";
 import { databaseStore, resolveRoot } from "./store.js";
 import { cacheRoot } from "./store-cache.js";
 import { openStorePort } from "./store-port.js";
+import { untilInterrupted } from "./interrupt.js";
 
 /** A watch's changes are gathered this long before a pass copies them. */
 const DEBOUNCE_MS = 100;
@@ -288,15 +289,7 @@ async function watchAndSync(run: Run, stores: readonly SyncedStore[], hooks: Wat
   };
 
   const watches: StorageWatch[] = [];
-  const stopped = new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  const stopped = untilInterrupted();
   try {
     for (const store of stores) {
       // sessions/ when it is there; else the store's folder, where sessions/ will appear.

@@ -15,6 +15,7 @@ import type { StoragePort } from "../../src/port.js";
 import { SESSIONS_DIR } from "../../src/session/paths.js";
 import { machineStoresIn } from "../machine-stores.js";
 import { startServe, type RunningServer, type StoreConfig } from "./server.js";
+import { untilInterrupted } from "../interrupt.js";
 
 export async function serveCommand(run: Run): Promise<number> {
   const { args, io } = run;
@@ -69,15 +70,7 @@ export async function serveCommand(run: Run): Promise<number> {
     throw error;
   }
   // Ctrl+C from the moment the URL is out stops the server cleanly.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  const stopped = untilInterrupted();
   if (!isLoopback(host)) io.stderr.write(`sessionkit serve: warning: listening on ${host}, not only this machine: anyone who can reach it and has the URL can read${args.write ? " and change" : ""} these sessions\n`);
   for (const store of server.stores) io.stderr.write(`sessionkit serve: store ${store.id}: ${store.root}${store.readOnly ? " (read-only)" : " (writable)"}\n`);
   io.stdout(`sessionkit serve: ${server.url}\n`);

@@ -5,6 +5,7 @@
  * project, by agent and by session. Figures come from the core (src/insights): a session's totals
  * are the header's own numbers, added up by the same function.
  */
+import { formatDollars, formatDuration } from "../../../src/insights/format.js";
 import { sessionInsights, type SessionInsights, type ToolInsight, type TurnInsight } from "../../../src/insights/session-insights.js";
 import { matchesQuery, readSessionUsage, summarizeUsage, type SessionUsage, type UsageRow, type UsageSummary } from "../../../src/insights/store-insights.js";
 import { totalTokens, type Usage } from "../../../src/insights/usage.js";
@@ -18,18 +19,6 @@ function headerTokens(usage: Usage): string {
   const { input, output, cacheRead, cacheWrite } = usage.tokens;
   return [input && `↑${formatTokens(input)}`, output && `↓${formatTokens(output)}`, cacheRead && `R${formatTokens(cacheRead)}`, cacheWrite && `W${formatTokens(cacheWrite)}`].filter(Boolean).join(" ") || "0";
 }
-/** Dollars as the session header writes them. */
-const dollars = (amount: number) => `$${amount.toFixed(3)}`;
-
-function duration(ms: number | null): string {
-  if (ms === null) return "";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) return `${minutes}m ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
-  return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, "0")}m`;
-}
-
 const figure = (name: string, label: string, value: string) => el("div", { class: "info-item", "data-field": name }, el("span", { class: "info-label" }, `${label}:`), el("span", { class: "info-value" }, value));
 
 interface Column<T> {
@@ -57,7 +46,7 @@ const usageColumns = <T>(usage: (row: T) => Usage): Column<T>[] => [
   { title: "Output", numeric: true, cell: (r) => formatTokens(usage(r).tokens.output) },
   { title: "Cache read", numeric: true, cell: (r) => formatTokens(usage(r).tokens.cacheRead) },
   { title: "Cache write", numeric: true, cell: (r) => formatTokens(usage(r).tokens.cacheWrite) },
-  { title: "Cost", numeric: true, cell: (r) => dollars(usage(r).cost.total) },
+  { title: "Cost", numeric: true, cell: (r) => formatDollars(usage(r).cost.total) },
 ];
 
 /** Shows the view for `link` over the host's pane (replacing an insights view already there). */
@@ -112,11 +101,11 @@ function renderSession(body: HTMLElement, title: string, insights: SessionInsigh
       "div",
       { class: "header-info insights-figures", id: "insights-totals" },
       figure("tokens", "Tokens", headerTokens(totals.usage)),
-      figure("cost", "Cost", dollars(totals.usage.cost.total)),
+      figure("cost", "Cost", formatDollars(totals.usage.cost.total)),
       figure("tool-calls", "Tool calls", String(totals.toolCalls)),
       figure("tool-errors", "Failed", String(totals.toolErrors)),
       figure("turns", "Turns on this branch", String(turns.filter((t) => t.turn > 0).length)),
-      figure("branch-cost", "Cost of this branch", dollars(insights.pathUsage.cost.total)),
+      figure("branch-cost", "Cost of this branch", formatDollars(insights.pathUsage.cost.total)),
       figure("peak-context", "Largest context", formatTokens(peak)),
       figure("compactions", "Compactions", String(compactions)),
     ),
@@ -130,7 +119,7 @@ function renderSession(body: HTMLElement, title: string, insights: SessionInsigh
     const turnColumns: Column<TurnInsight>[] = [
       { title: "Turn", numeric: true, cell: (t) => String(t.turn) },
       { title: "Started", cell: (t) => formatTime(t.timestamp) },
-      { title: "Time", numeric: true, cell: (t) => duration(t.durationMs) },
+      { title: "Time", numeric: true, cell: (t) => formatDuration(t.durationMs) },
       cost,
       { title: "Context", numeric: true, cell: (t) => (t.context === null ? "" : formatTokens(t.context)) },
       { title: "Compacted", numeric: true, cell: (t) => t.compactions.map((c) => formatTokens(c.tokensBefore)).join(", ") },
@@ -150,9 +139,9 @@ function renderSession(body: HTMLElement, title: string, insights: SessionInsigh
     { title: "Calls", numeric: true, cell: (t) => String(t.calls) },
     { title: "Results", numeric: true, cell: (t) => String(t.results) },
     { title: "Failed", numeric: true, cell: (t) => (t.errors ? String(t.errors) : "") },
-    { title: "Time", numeric: true, cell: (t) => duration(t.timedResults ? t.durationMs : null) },
-    { title: "Mean", numeric: true, cell: (t) => duration(t.timedResults ? t.durationMs / t.timedResults : null) },
-    { title: "Longest", numeric: true, cell: (t) => duration(t.timedResults ? t.maxDurationMs : null) },
+    { title: "Time", numeric: true, cell: (t) => formatDuration(t.timedResults ? t.durationMs : null) },
+    { title: "Mean", numeric: true, cell: (t) => formatDuration(t.timedResults ? t.durationMs / t.timedResults : null) },
+    { title: "Longest", numeric: true, cell: (t) => formatDuration(t.timedResults ? t.maxDurationMs : null) },
     { title: "Output", numeric: true, cell: (t) => formatBytes(t.outputBytes) },
   ];
   body.append(
@@ -250,7 +239,7 @@ function storeResults(summary: UsageSummary, sessions: ReadonlyMap<string, Store
     figure("sessions", "Sessions", String(summary.sessions)),
     figure("calls", "Model calls", String(summary.assistantMessages)),
     figure("tokens", "Tokens", headerTokens(summary.usage)),
-    figure("cost", "Cost", dollars(summary.usage.cost.total)),
+    figure("cost", "Cost", formatDollars(summary.usage.cost.total)),
   );
   if (summary.assistantMessages === 0) return [figures, el("p", { class: "empty" }, "No model calls in these sessions.")];
   const totalCost = summary.usage.cost.total;
@@ -264,7 +253,7 @@ function storeResults(summary: UsageSummary, sessions: ReadonlyMap<string, Store
   // Cost first after the name: on a phone the table scrolls sideways.
   const rowColumns = (title: string, label: (row: UsageRow) => Child): Column<UsageRow>[] => [
     { title, cell: label },
-    { title: "Cost", numeric: true, cell: (r) => dollars(r.usage.cost.total) },
+    { title: "Cost", numeric: true, cell: (r) => formatDollars(r.usage.cost.total) },
     { title: "Tokens", numeric: true, cell: (r) => formatTokens(totalTokens(r.usage)) },
     { title: "Calls", numeric: true, cell: (r) => String(r.assistantMessages) },
     { title: "Sessions", numeric: true, cell: (r) => String(r.sessions) },
