@@ -15,6 +15,11 @@ export type StorageErrorCode =
   | "quota"
   /** Another writer holds the lock. */
   | "locked"
+  /**
+   * The path collides with what is stored: a directory is where the file must be, or a file where
+   * one of its directories must be (a write of "a/b" when "a" is a file); nothing was changed.
+   */
+  | "collision"
   /** Stored bytes are not what they must be (bad session file, bad record). */
   | "corrupt"
   /** Any other backend failure. */

@@ -8,7 +8,7 @@ import { StorageError } from "../../src/port.js";
 import { concat } from "../kit/bytes.js";
 import { REMEMBERED_TAIL_BYTES, StaleMeta, sameMeta, type RememberedFiles } from "./metadata-cache.js";
 import type { BatchOperation, BatchStep, QueuedOperation } from "./operations.js";
-import { CHUNK_BYTES, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, checkNewFile, chunkKeys, corrupt, notFound, withPromises, type FileMeta, type Transaction } from "./schema.js";
+import { CHUNK_BYTES, TAIL_LIMIT_BYTES, TAIL_MERGE_BYTES, checkNewFile, chunkKeys, corrupt, noFile, withPromises, type FileMeta, type Transaction } from "./schema.js";
 
 type WriteTransaction = Transaction<"readwrite">;
 
@@ -119,7 +119,7 @@ export class BatchTransaction {
         const { size } = operation;
         const meta = await this.meta(path);
         await this.checked(); // the reads below must see the stored file
-        if (!meta) throw notFound("truncate", path);
+        if (!meta) throw await noFile(this.promised(), "truncate", path);
         if (!Number.isSafeInteger(size) || size < 0 || size > meta.size) {
           throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${meta.size} bytes) to ${size} bytes`, { path });
         }
@@ -134,7 +134,7 @@ export class BatchTransaction {
       }
       case "remove": {
         const meta = await this.meta(path);
-        if (!meta) return;
+        if (!meta) return checkNewFile(this.promised(), path, "remove");
         this.issue(this.rawChunks.delete(chunkKeys(path, 0)), this.rawFiles.delete(path));
         this.current.set(path, null);
         this.currentTail.set(path, undefined);
@@ -142,7 +142,7 @@ export class BatchTransaction {
         return;
       }
       case "sync": {
-        if (!(await this.meta(path))) throw notFound("sync", path);
+        if (!(await this.meta(path))) throw await noFile(this.promised(), "sync", path);
         return;
       }
       case "merge": {

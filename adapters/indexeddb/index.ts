@@ -25,7 +25,7 @@ import { acquireWebLock } from "../kit/web-locks.js";
 import { Connection } from "./connection.js";
 import { IdleMerges } from "./merge.js";
 import { RememberedFiles } from "./metadata-cache.js";
-import { notFound, pathsBelow, readBytes, withPromises, type Durability } from "./schema.js";
+import { noFile, pathsBelow, readBytes, withPromises, type Durability } from "./schema.js";
 import { Transactions, type Turn } from "./transactions.js";
 import { Writer } from "./writer.js";
 
@@ -153,9 +153,10 @@ class IndexedDbPort implements IndexedDbStorage {
     // Issued right after appends (SessionManager's flush): one strict transaction for both.
     if (this.writer.batchOpen) return this.writer.enqueue({ kind: "sync", path });
     await this.transactions.run(this.takeTurn(), "readwrite", () => "strict", `sync ${path}`, path, async (raw) => {
-      const files = withPromises<"readwrite">(raw).objectStore("files");
+      const tx = withPromises<"readwrite">(raw);
+      const files = tx.objectStore("files");
       const meta = await files.get(path);
-      if (!meta) throw notFound("sync", path);
+      if (!meta) throw await noFile(tx, "sync", path);
       await files.put(meta);
     });
   }

@@ -6,6 +6,7 @@
  */
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction } from "idb";
 import { StorageError, parentDir } from "../../src/port.js";
+import { collisionError, type InTheWay } from "../kit/collision.js";
 
 /** Per-file metadata in the `files` store. */
 export interface FileMeta {
@@ -76,17 +77,26 @@ export function pathsBelow(dir: string): IDBKeyRange {
   return IDBKeyRange.bound(`${dir}/`, `${dir}0`, false, true);
 }
 
-/** No ancestor may be a file and the path may not be a directory (the rules of a real file system). */
-export async function checkNewFile(tx: Transaction, path: string): Promise<void> {
+/** What keeps `path` from being a file: a file at one of its parent paths, or files below it (a directory). */
+async function inTheWay(tx: Transaction, path: string): Promise<InTheWay | undefined> {
   const files = tx.objectStore("files");
   for (let dir = parentDir(path); dir !== ""; dir = parentDir(dir)) {
-    if ((await files.getKey(dir)) !== undefined) {
-      throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: ${JSON.stringify(dir)} is a file`, { path });
-    }
+    if ((await files.getKey(dir)) !== undefined) return { path: dir, kind: "file" };
   }
-  if ((await files.getKey(pathsBelow(path))) !== undefined) {
-    throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: it is a directory`, { path });
-  }
+  if ((await files.getKey(pathsBelow(path))) !== undefined) return { path, kind: "dir" };
+  return undefined;
+}
+
+/** Fails with "collision" when `path` cannot be a file (the rules of a real file system): for a new file, and a remove of a missing one. */
+export async function checkNewFile(tx: Transaction, path: string, action = "create file"): Promise<void> {
+  const blocker = await inTheWay(tx, path);
+  if (blocker) throw collisionError(action, path, blocker);
+}
+
+/** The error of `action` on a file that is not there: "collision" when something is in the way, else "not-found". */
+export async function noFile(tx: Transaction, action: string, path: string): Promise<StorageError> {
+  await checkNewFile(tx, path, action);
+  return new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
 }
 
 /** Reads bytes [start, end) of a file (start < end ≤ size), loading only the chunks they overlap. */
@@ -116,8 +126,4 @@ export async function readBytes(tx: Transaction, meta: FileMeta, start: number, 
 
 export function corrupt(path: string, detail: string): StorageError {
   return new StorageError("corrupt", `IndexedDB chunks of ${JSON.stringify(path)} are inconsistent: ${detail}`, { path });
-}
-
-export function notFound(action: string, path: string): StorageError {
-  return new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
 }

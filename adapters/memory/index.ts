@@ -20,6 +20,7 @@ import {
   type StoragePortWith,
   type StorageWatch,
 } from "../../src/port.js";
+import { collisionError, type InTheWay } from "../kit/collision.js";
 import { WatcherSet } from "../kit/watchers.js";
 
 /**
@@ -56,21 +57,24 @@ export function memoryStorage(): MemoryStorage {
     return dirs;
   }
 
+  /** What keeps `path` from being a file: a file at a parent path, or files below it; undefined when nothing does. */
+  function inTheWay(path: string): InTheWay | undefined {
+    if (dirFileCounts.has(path)) return { path, kind: "dir" };
+    const fileAncestor = ancestors(path).find((dir) => files.has(dir));
+    return fileAncestor === undefined ? undefined : { path: fileAncestor, kind: "file" };
+  }
+
+  /** The error of an operation on a file that is not there: "collision" when something is in the way, else "not-found". */
+  function noFile(action: string, path: string): StorageError {
+    const blocker = inTheWay(path);
+    return blocker ? collisionError(action, path, blocker) : new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
+  }
+
   /** Registers a new file, rejecting paths that would make one name both a file and a directory. */
-  function createFile(path: string, buffer: Uint8Array, size: number): MemoryFile {
-    if (dirFileCounts.has(path)) {
-      throw new StorageError("io", `cannot create file ${JSON.stringify(path)}: it is a directory`, { path });
-    }
-    const dirs = ancestors(path);
-    const fileAncestor = dirs.find((dir) => files.has(dir));
-    if (fileAncestor !== undefined) {
-      throw new StorageError(
-        "io",
-        `cannot create file ${JSON.stringify(path)}: ${JSON.stringify(fileAncestor)} is a file`,
-        { path },
-      );
-    }
-    for (const dir of dirs) dirFileCounts.set(dir, (dirFileCounts.get(dir) ?? 0) + 1);
+  function createFile(action: string, path: string, buffer: Uint8Array, size: number): MemoryFile {
+    const blocker = inTheWay(path);
+    if (blocker) throw collisionError(action, path, blocker);
+    for (const dir of ancestors(path)) dirFileCounts.set(dir, (dirFileCounts.get(dir) ?? 0) + 1);
     const file = { buffer, size, mtimeMs: Date.now() };
     files.set(path, file);
     return file;
@@ -110,7 +114,7 @@ export function memoryStorage(): MemoryStorage {
 
     async append(path: string, data: Uint8Array): Promise<void> {
       checkStoragePath(path);
-      const file = files.get(path) ?? createFile(path, new Uint8Array(Math.max(MIN_CAPACITY, data.length)), 0);
+      const file = files.get(path) ?? createFile("append to", path, new Uint8Array(Math.max(MIN_CAPACITY, data.length)), 0);
       const needed = file.size + data.length;
       if (needed > file.buffer.length) {
         const grown = new Uint8Array(Math.max(needed, file.buffer.length * 2));
@@ -131,7 +135,7 @@ export function memoryStorage(): MemoryStorage {
         file.size = data.length;
         file.mtimeMs = Date.now();
       } else {
-        createFile(path, data.slice(), data.length);
+        createFile("write", path, data.slice(), data.length);
       }
       watchers.notify(path);
     },
@@ -139,7 +143,7 @@ export function memoryStorage(): MemoryStorage {
     async truncate(path: string, size: number): Promise<void> {
       checkStoragePath(path);
       const file = files.get(path);
-      if (!file) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
+      if (!file) throw noFile("truncate", path);
       if (!Number.isSafeInteger(size) || size < 0 || size > file.size) {
         throw new StorageError("invalid", `cannot truncate ${JSON.stringify(path)} (${file.size} bytes) to ${size} bytes`, {
           path,
@@ -152,15 +156,18 @@ export function memoryStorage(): MemoryStorage {
 
     async remove(path: string): Promise<void> {
       checkStoragePath(path);
-      if (files.has(path)) {
-        deleteFile(path);
-        watchers.notify(path);
+      if (!files.has(path)) {
+        const blocker = inTheWay(path);
+        if (blocker) throw collisionError("remove", path, blocker);
+        return;
       }
+      deleteFile(path);
+      watchers.notify(path);
     },
 
     async sync(path: string): Promise<void> {
       checkStoragePath(path);
-      if (!files.has(path)) throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
+      if (!files.has(path)) throw noFile("sync", path);
     },
 
     async acquireLock(key: string): Promise<StorageLock> {

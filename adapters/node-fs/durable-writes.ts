@@ -9,7 +9,7 @@ import { open, rename } from "node:fs/promises";
 import nodePath from "node:path";
 import { checkStoragePath, StorageError } from "../../src/port.js";
 import { AppendHandles } from "./append-handles.js";
-import { toStorageError, unlinkIfPresent } from "./errors.js";
+import { unlinkIfPresent } from "./errors.js";
 import { PathQueue } from "../kit/path-queue.js";
 import { openNoFollow, refuseLink, type StorageRoot } from "./paths.js";
 
@@ -46,7 +46,7 @@ export class DurableWrites {
       try {
         await this.appendHandles.append(path, data);
       } catch (error) {
-        throw toStorageError(error, "append to", path);
+        throw await this.paths.failure(error, "append to", path);
       }
     });
   }
@@ -79,7 +79,7 @@ export class DurableWrites {
         await rename(temp, file);
       } catch (error) {
         if (temp !== undefined) await unlinkIfPresent(temp).catch(() => {});
-        throw toStorageError(error, "write", path);
+        throw await this.paths.failure(error, "write", path);
       }
       await syncDirectory(dir);
       this.durablyWritten.add(path);
@@ -105,7 +105,7 @@ export class DurableWrites {
           await handle.close();
         }
       } catch (error) {
-        throw toStorageError(error, "truncate", path);
+        throw await this.paths.failure(error, "truncate", path);
       }
     });
   }
@@ -115,14 +115,20 @@ export class DurableWrites {
     checkStoragePath(path);
     return this.queue.run(path, async () => {
       this.durablyWritten.delete(path);
+      let file: string | null;
       try {
-        const file = await this.paths.existingFile(path, "remove");
-        if (file !== null) await refuseLink(file, "remove", path);
+        file = await this.paths.existingFile(path, "remove");
         await this.appendHandles.drop(path);
-        if (file !== null) await unlinkIfPresent(file);
+        if (file !== null) {
+          await refuseLink(file, "remove", path);
+          await unlinkIfPresent(file);
+        }
       } catch (error) {
-        throw toStorageError(error, "remove", path);
+        throw await this.paths.failure(error, "remove", path);
       }
+      // Its directory is missing: nothing to remove, unless a file is where that directory must be.
+      const collision = file === null ? await this.paths.collision("remove", path) : undefined;
+      if (collision) throw collision;
     });
   }
 
@@ -140,7 +146,7 @@ export class DurableWrites {
           await handle.close();
         }
       } catch (error) {
-        throw toStorageError(error, "sync", path);
+        throw await this.paths.failure(error, "sync", path);
       }
     });
   }
@@ -148,7 +154,7 @@ export class DurableWrites {
   /** Opens an existing file for reading and writing; StorageError "not-found" when it is not there. */
   private async openExisting(path: string, action: string) {
     const file = await this.paths.existingFile(path, action);
-    if (file === null) throw new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
+    if (file === null) throw (await this.paths.collision(action, path)) ?? new StorageError("not-found", `cannot ${action} ${JSON.stringify(path)}: no such file`, { path });
     return openNoFollow(file, constants.O_RDWR, action, path);
   }
 

@@ -35,7 +35,7 @@ export async function acquireLockFile(paths: StorageRoot, key: string): Promise<
     const { file } = await paths.fileToCreate(`${key}.lock`, "lock", key);
     return await tryAcquire(key, file, true);
   } catch (error) {
-    throw toStorageError(error, "lock", key);
+    throw await paths.failure(error, "lock", key, `${key}.lock`);
   }
 }
 

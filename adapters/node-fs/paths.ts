@@ -12,7 +12,11 @@ import { lstat, mkdir, open, realpath, type FileHandle } from "node:fs/promises"
 import os from "node:os";
 import nodePath from "node:path";
 import { baseName, checkStoragePath, parentDir, StorageError } from "../../src/port.js";
-import { errorCode, isMissing } from "./errors.js";
+import { collisionError, type InTheWay } from "../kit/collision.js";
+import { errorCode, isMissing, toStorageError } from "./errors.js";
+
+/** What a failed operation's errno may mean when a file or directory is in the way. */
+const COLLISION_ERRNOS = new Set(["ENOTDIR", "EISDIR", "EEXIST", "EPERM"]);
 
 /** "~" and "~/…" name the home directory; other paths are returned as they are. */
 export function expandHome(path: string): string {
@@ -156,6 +160,38 @@ export class StorageRoot {
     // mkdir -p goes through a link put on the way since the check: look again before using it.
     if (!samePath(await realpath(dir), dir)) throw linkRefused(action, named);
     return { file: nodePath.join(dir, baseName(path)), newDirParents };
+  }
+
+  /**
+   * The StorageError of `action` on `path` that failed with `error`: "collision" when a file or
+   * directory is in the way of `file` (the storage path the operation creates or opens; default
+   * `path`), as ENOTDIR, EISDIR, EEXIST and EPERM (unlink of a directory, macOS) may mean; else as
+   * {@link toStorageError} maps it.
+   */
+  async failure(error: unknown, action: string, path: string, file = path): Promise<StorageError> {
+    const collision = COLLISION_ERRNOS.has(errorCode(error) ?? "") ? await this.collision(action, path, file, error).catch(() => undefined) : undefined;
+    return collision ?? toStorageError(error, action, path);
+  }
+
+  /** StorageError "collision" when a file or directory is in the way of `file` (default `path`); undefined when nothing is. */
+  async collision(action: string, path: string, file = path, cause?: unknown): Promise<StorageError | undefined> {
+    const blocker = await this.inTheWay(file);
+    return blocker && collisionError(action, path, blocker, cause);
+  }
+
+  /** What keeps storage path `path` from being a file: a file at one of its parent paths, or a directory at it. */
+  private async inTheWay(path: string): Promise<InTheWay | undefined> {
+    const realRoot = await this.existingRoot();
+    if (realRoot === null) return undefined;
+    const segments = path.split("/");
+    for (let i = 1; i <= segments.length; i++) {
+      const at = segments.slice(0, i).join("/");
+      const info = await lstat(hostPath(realRoot, at)).catch(() => null);
+      if (info === null) return undefined;
+      if (i === segments.length) return info.isDirectory() ? { path, kind: "dir" } : undefined;
+      if (!info.isDirectory()) return info.isFile() ? { path: at, kind: "file" } : undefined;
+    }
+    return undefined;
   }
 
   /** For a directory that realpath could not resolve: fails when an existing part of it is a link (a dangling one, say). */

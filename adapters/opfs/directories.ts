@@ -4,6 +4,7 @@
  * reaching a file need not walk from the root.
  */
 import { StorageError, baseName, parentDir } from "../../src/port.js";
+import type { InTheWay } from "../kit/collision.js";
 import { domErrorName } from "../kit/dom-errors.js";
 
 /** FileSystemSyncAccessHandle (worker-only, so missing from TypeScript's DOM lib). */
@@ -64,7 +65,7 @@ export class OpfsDirectories {
     const dirPath = parentDir(path);
     const remembered = this.dirs.get(dirPath);
     if (remembered) {
-      const file = await fileIn(remembered, baseName(path), create, path).catch((error: unknown) => {
+      const file = await fileIn(remembered, baseName(path), create).catch((error: unknown) => {
         if (domErrorName(error) === "NotFoundError") return null;
         throw error;
       });
@@ -72,7 +73,7 @@ export class OpfsDirectories {
       this.forget(dirPath);
     }
     const dir = await this.directory(dirPath, create);
-    return dir ? fileIn(dir, baseName(path), create, path) : null;
+    return dir ? fileIn(dir, baseName(path), create) : null;
   }
 
   /** The directory at `dir` below the root (creating it with `create`); null if missing. Walks from the root. */
@@ -85,16 +86,33 @@ export class OpfsDirectories {
       try {
         handle = (await handle.getDirectoryHandle(segment, { create })) as DirectoryHandle;
       } catch (error) {
+        // A TypeMismatchError (a file where a directory must be) goes to the port, which names it.
         if (!create && domErrorName(error) === "NotFoundError") return null;
-        if (domErrorName(error) === "TypeMismatchError") {
-          throw new StorageError("io", `${JSON.stringify(dir)}: ${JSON.stringify(segment)} is a file, not a directory`, { path: dir });
-        }
         throw error;
       }
       walked = walked === "" ? segment : `${walked}/${segment}`;
       this.dirs.set(walked, handle);
     }
     return handle;
+  }
+
+  /**
+   * What keeps `path` from being a file: a file at one of its parent paths, or a directory at it;
+   * undefined when nothing does. Walks from the root.
+   */
+  async inTheWay(path: string): Promise<InTheWay | undefined> {
+    let handle: FileSystemDirectoryHandle = await this.rootDirectory();
+    const segments = path.split("/");
+    for (const [i, segment] of segments.entries()) {
+      try {
+        handle = await handle.getDirectoryHandle(segment);
+      } catch (error) {
+        // A TypeMismatchError above the last segment: that one is a file. Else nothing is in the way.
+        if (domErrorName(error) === "TypeMismatchError" && i < segments.length - 1) return { path: segments.slice(0, i + 1).join("/"), kind: "file" };
+        return undefined;
+      }
+    }
+    return { path, kind: "dir" };
   }
 
   /** Drops the remembered handles of a directory and everything below it. */
@@ -127,17 +145,14 @@ export class OpfsDirectories {
   }
 }
 
-/** The file `name` in `dir` (created with `create`); null if missing; "io" if it is a directory. */
-export async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: true, path: string): Promise<FileHandle>;
-export async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean, path: string): Promise<FileHandle | null>;
-export async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean, path: string): Promise<FileHandle | null> {
+/** The file `name` in `dir` (created with `create`); null if missing; a TypeMismatchError if it is a directory. */
+export async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: true): Promise<FileHandle>;
+export async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean): Promise<FileHandle | null>;
+export async function fileIn(dir: FileSystemDirectoryHandle, name: string, create: boolean): Promise<FileHandle | null> {
   try {
     return (await dir.getFileHandle(name, { create })) as FileHandle;
   } catch (error) {
     if (!create && domErrorName(error) === "NotFoundError") return null;
-    if (domErrorName(error) === "TypeMismatchError") {
-      throw new StorageError("io", `${JSON.stringify(path)} is a directory, not a file`, { path });
-    }
     throw error;
   }
 }

@@ -20,6 +20,7 @@ import {
   type StorageWatch,
 } from "../../src/port.js";
 import { BroadcastChanges } from "../kit/broadcast-changes.js";
+import { collisionError } from "../kit/collision.js";
 import { domErrorName, toStorageError } from "../kit/dom-errors.js";
 import { PathQueue } from "../kit/path-queue.js";
 import { acquireWebLock } from "../kit/web-locks.js";
@@ -99,7 +100,7 @@ class OpfsPort implements OpfsStorage {
   async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
     checkStoragePath(path);
     checkByteRange(path, range);
-    return this.exclusive(path, `read ${path}`, async () => {
+    return this.exclusive(path, "read", async () => {
       const open = this.open.get(path);
       if (open) {
         const [start, end] = clampByteRange(range, open.size);
@@ -107,7 +108,7 @@ class OpfsPort implements OpfsStorage {
         if (open.access.read(out, { at: start }) !== out.length) throw new StorageError("io", `short read of ${path}`, { path });
         return out;
       }
-      const file = await this.directories.file(path, false);
+      const file = await this.directories.file(path, false).catch(noFileThere);
       if (!file) return null;
       const snapshot = await file.getFile();
       const [start, end] = clampByteRange(range, snapshot.size);
@@ -117,14 +118,14 @@ class OpfsPort implements OpfsStorage {
 
   async stat(path: string): Promise<FileStat | null> {
     checkStoragePath(path);
-    return this.exclusive(path, `stat ${path}`, () => this.statNow(path));
+    return this.exclusive(path, "stat", () => this.statNow(path).catch(noFileThere));
   }
 
   /** Directories have no timestamps in OPFS: their entries carry mtimeMs 0. */
   async list(dir: string): Promise<DirEntry[]> {
     checkStoragePath(dir, { allowRoot: true });
     try {
-      const handle = await this.directories.directory(dir, false);
+      const handle = await this.directories.directory(dir, false).catch(noFileThere);
       if (!handle) return [];
       const entries: DirEntry[] = [];
       for await (const child of handle.values()) {
@@ -147,11 +148,11 @@ class OpfsPort implements OpfsStorage {
     // The file's handle is open and nothing of it is queued: written now (no copy, no turn).
     const idle = this.idleOpenFile(path);
     if (idle) {
-      await this.now(`append ${path}`, path, () => appendTo(idle, data, path));
+      await this.now("append", path, () => appendTo(idle, data, path));
       return this.changes.notify([path]);
     }
     const bytes = data.slice(); // the caller may reuse its buffer before our turn comes
-    return this.changing(path, `append ${path}`, async () => {
+    return this.changing(path, "append", async () => {
       if (!this.syncHandles) return this.writeWritable(await this.directories.file(path, true), bytes, "append", path);
       appendTo(await this.openFile(path, true), bytes, path);
     });
@@ -160,19 +161,19 @@ class OpfsPort implements OpfsStorage {
   async write(path: string, data: Uint8Array): Promise<void> {
     checkStoragePath(path);
     const bytes = data.slice();
-    return this.changing(path, `write ${path}`, async () => {
+    return this.changing(path, "write", async () => {
       const dir = await this.directories.directory(parentDir(path), true);
       const name = baseName(path);
-      const existing = await fileIn(dir, name, false, path); // fails now if `path` is a directory
+      const existing = await fileIn(dir, name, false); // fails now if `path` is a directory
       if (!this.syncHandles) {
         try {
-          return await this.writeWritable(existing ?? (await fileIn(dir, name, true, path)), bytes, "replace", path);
+          return await this.writeWritable(existing ?? (await fileIn(dir, name, true)), bytes, "replace", path);
         } catch (error) {
           if (!existing) await dir.removeEntry(name).catch(() => {}); // as it was: no file
           throw error;
         }
       }
-      const temp = await fileIn(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`, true, path);
+      const temp = await fileIn(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`, true);
       try {
         if (!temp.move) throw new StorageError("unsupported", "this browser's OPFS cannot move files (FileSystemFileHandle.move)", { path });
         const access = await temp.createSyncAccessHandle!();
@@ -193,7 +194,7 @@ class OpfsPort implements OpfsStorage {
 
   async truncate(path: string, size: number): Promise<void> {
     checkStoragePath(path);
-    return this.changing(path, `truncate ${path}`, async () => {
+    return this.changing(path, "truncate", async () => {
       const current = await this.statNow(path);
       if (!current) throw new StorageError("not-found", `cannot truncate ${JSON.stringify(path)}: no such file`, { path });
       if (!Number.isSafeInteger(size) || size < 0 || size > current.size) {
@@ -214,11 +215,10 @@ class OpfsPort implements OpfsStorage {
 
   async remove(path: string): Promise<void> {
     checkStoragePath(path);
-    return this.changing(path, `remove ${path}`, async () => {
+    return this.changing(path, "remove", async () => {
       this.release(path);
       const dir = await this.directories.directory(parentDir(path), false);
-      // Nothing to do when the file is missing or the path names a directory.
-      if (!dir || !(await fileIn(dir, baseName(path), false, path).catch(ignoreNotAFile))) return;
+      if (!dir || !(await fileIn(dir, baseName(path), false))) return;
       await dir.removeEntry(baseName(path));
     });
   }
@@ -226,8 +226,8 @@ class OpfsPort implements OpfsStorage {
   async sync(path: string): Promise<void> {
     checkStoragePath(path);
     const idle = this.idleOpenFile(path);
-    if (idle) return this.now(`sync ${path}`, path, () => idle.access.flush());
-    return this.exclusive(path, `sync ${path}`, async () => {
+    if (idle) return this.now("sync", path, () => idle.access.flush());
+    return this.exclusive(path, "sync", async () => {
       const open = this.open.get(path);
       if (open) return open.access.flush();
       // Not open: its last change went through a closed handle or writable, already persisted.
@@ -246,7 +246,7 @@ class OpfsPort implements OpfsStorage {
     const lock = await acquireWebLock(`${this.lockPrefix}${key}`, key);
     return {
       release: async () => {
-        await this.exclusive(key, `unlock ${key}`, async () => this.release(key)).catch(() => {});
+        await this.exclusive(key, "unlock", async () => this.release(key)).catch(() => {});
         await lock.release();
       },
     };
@@ -265,14 +265,20 @@ class OpfsPort implements OpfsStorage {
    * Runs operations on one path one at a time, in call order (sync-handle calls are synchronous,
    * but finding and opening handles is not). Failures become StorageErrors.
    */
-  private exclusive<T>(path: string, action: string, operation: () => Promise<T>): Promise<T> {
+  private exclusive<T>(path: string, op: string, operation: () => Promise<T>): Promise<T> {
     return this.queue.run(path, async () => {
       try {
         return await operation();
       } catch (error) {
-        throw toStorageError(error, `opfs ${action}`, path);
+        throw await this.failure(error, op, path);
       }
     });
+  }
+
+  /** `error` of `op` on `path` as a StorageError: a TypeMismatchError is "collision" when a file or directory is in the way. */
+  private async failure(error: unknown, op: string, path: string): Promise<StorageError> {
+    const blocker = domErrorName(error) === "TypeMismatchError" ? await this.directories.inTheWay(path).catch(() => undefined) : undefined;
+    return blocker ? collisionError(op, path, blocker, error) : toStorageError(error, `opfs ${op} ${path}`, path);
   }
 
   /**
@@ -289,17 +295,17 @@ class OpfsPort implements OpfsStorage {
   }
 
   /** Runs a synchronous operation now; a failure becomes a rejected StorageError. */
-  private async now(action: string, path: string, operation: () => void): Promise<void> {
+  private async now(op: string, path: string, operation: () => void): Promise<void> {
     try {
       operation();
     } catch (error) {
-      throw toStorageError(error, `opfs ${action}`, path);
+      throw toStorageError(error, `opfs ${op} ${path}`, path);
     }
   }
 
   /** An `exclusive` operation that changes the file: reported to watchers once it succeeded. */
-  private async changing(path: string, action: string, operation: () => Promise<void>): Promise<void> {
-    await this.exclusive(path, action, operation);
+  private async changing(path: string, op: string, operation: () => Promise<void>): Promise<void> {
+    await this.exclusive(path, op, operation);
     this.changes.notify([path]);
   }
 
@@ -373,9 +379,9 @@ class OpfsPort implements OpfsStorage {
 }
 
 
-/** `remove` of a path that names a directory removes nothing. */
-function ignoreNotAFile(error: unknown): null {
-  if (error instanceof StorageError && error.code === "io") return null;
+/** For a read: a TypeMismatchError (a directory where the file would be, or a file where a directory would be) means no file there. */
+function noFileThere(error: unknown): null {
+  if (domErrorName(error) === "TypeMismatchError") return null;
   throw error;
 }
 

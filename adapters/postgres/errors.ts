@@ -5,7 +5,7 @@ import { StorageError, type StorageErrorCode } from "../../src/port.js";
 const CODES: Record<string, StorageErrorCode> = {
   SK404: "not-found",
   SK400: "invalid",
-  SK409: "io",
+  SK409: "collision", // a file below a file, or over a directory (check_new_file)
   SK423: "locked", // a write under a lock that another writer has taken over
   "53100": "quota", // disk_full
 };

@@ -41,3 +41,14 @@ export function listQuery(s: string, dir: string): { text: string; values: unkno
     values: dir === "" ? [dir, 1] : [dir, dir.length + 2, `${dir}/`, `${dir}0`],
   };
 }
+
+/**
+ * What keeps the path `path` (a parameter such as "$1") from being a file, given its parent paths
+ * (`parents`, a text[] parameter): a file at one of them (that file's path), or files below it
+ * (the path itself: a directory); null when nothing does. Index lookups only.
+ */
+export function inTheWayExpression(s: string, path: string, parents: string): string {
+  return `coalesce(
+    (SELECT f.path FROM ${s}.files f WHERE f.path = ANY (${parents}::text[]) ORDER BY length(f.path) LIMIT 1),
+    (SELECT ${path}::text FROM ${s}.files f WHERE f.path >= ${path} || '/' AND f.path < ${path} || '0' LIMIT 1))`;
+}

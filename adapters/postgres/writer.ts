@@ -28,8 +28,10 @@ import { hostname } from "node:os";
 import type pg from "pg";
 import { StorageError, type StorageLock } from "../../src/port.js";
 import { concat } from "../kit/bytes.js";
+import { collisionError } from "../kit/collision.js";
 import { checkout, isDirect, isTimedOut, timedQuery, type Deadlines } from "./connection.js";
 import { isConnectionLost, toStorageError } from "./errors.js";
+import { inTheWayExpression } from "./queries.js";
 import { quoted } from "./schema.js";
 
 export type Mutation =
@@ -311,14 +313,32 @@ export class Writer {
           ? [`SELECT ${s}.${mutation.kind}($1, $2, $3, $4)`, [path, bufferOf(mutation.data), token, lockMs]]
           : mutation.kind === "truncate"
             ? [`SELECT ${s}.truncate($1, $2, $3, $4)`, [path, mutation.size, token, lockMs]]
-            : [`SELECT ${s}.remove($1, $2, $3)`, [path, token, lockMs]];
+            : // Nothing to remove: a file or directory in the way is reported in the same statement.
+              [`SELECT ${s}.remove($1, $2, $3), ${inTheWayExpression(s, "$1", "$4")} AS in_the_way`, [path, token, lockMs, parentPaths(path)]];
+    let inTheWay: string | null | undefined;
     try {
-      await this.onConnection(mutation.kind, path, (connection) => timedQuery(connection.client, this.settings.deadlines, mutation.kind, path, sql, params));
+      const { rows } = await this.onConnection(mutation.kind, path, (connection) =>
+        timedQuery<{ in_the_way?: string | null }>(connection.client, this.settings.deadlines, mutation.kind, path, sql, params),
+      );
+      inTheWay = rows[0]?.in_the_way;
     } catch (error) {
       // Taken over (a batch's failing file is found when its appends run alone).
       if (mutation.kind !== "append-many" && error instanceof StorageError && error.code === "locked") this.lose(path);
-      throw error;
+      if (mutation.kind === "truncate" && error instanceof StorageError && error.code === "not-found") inTheWay = await this.inTheWay(path).catch(() => null);
+      if (!inTheWay) throw error;
     }
+    if (inTheWay) throw collisionError(mutation.kind, path, { path: inTheWay, kind: inTheWay === path ? "dir" : "file" });
+  }
+
+  /** What keeps `path` from being a file (see inTheWayExpression); null when nothing does. */
+  private async inTheWay(path: string): Promise<string | null> {
+    const { rows } = await this.onConnection("truncate", path, (connection) =>
+      timedQuery<{ in_the_way: string | null }>(connection.client, this.settings.deadlines, "truncate", path, `SELECT ${inTheWayExpression(quoted(this.schema), "$1", "$2")} AS in_the_way`, [
+        path,
+        parentPaths(path),
+      ]),
+    );
+    return rows[0]?.in_the_way ?? null;
   }
 
   /** Runs a large write or append on a connection of its own; its file's later mutations wait. */
@@ -498,6 +518,13 @@ export class Writer {
       if (!this.closing && this.lost.size > 0) await this.connect("unlock", "");
     }).catch(() => {});
   }
+}
+
+/** "a/b/c" → ["a", "a/b"]. */
+function parentPaths(path: string): string[] {
+  const parents: string[] = [];
+  for (let at = path.indexOf("/"); at >= 0; at = path.indexOf("/", at + 1)) parents.push(path.slice(0, at));
+  return parents;
 }
 
 /** A batch's failure as one of its callers sees it: about that caller's file. */

@@ -125,7 +125,7 @@ export type RpcPush = z.infer<typeof pushSchema>;
 
 export type RpcResult<Op extends RpcOp> = z.infer<(typeof resultSchemas)[Op]>;
 
-const errorCode = z.enum(["not-found", "quota", "locked", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden", "limit"]);
+const errorCode = z.enum(["not-found", "quota", "locked", "collision", "corrupt", "io", "unsupported", "invalid", "read-only", "forbidden", "limit"]);
 
 export const responseSchema = z.discriminatedUnion("ok", [
   z.object({ protocol: z.literal(RPC_PROTOCOL), id: z.number().check(z.int()), ok: z.literal(true), result: z.unknown() }),

@@ -18,6 +18,7 @@ export const STATUS_OF: Record<StorageErrorCode, number> = {
   "not-found": 404,
   quota: 507,
   locked: 409,
+  collision: 409,
   corrupt: 500,
   io: 500,
   unsupported: 501,

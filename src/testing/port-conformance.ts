@@ -5,7 +5,7 @@
  * Each test works below its own unique directory, so `makePort` may hand out one shared port.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StorageError, type StorageErrorCode, type StoragePort } from "../port.js";
+import { StorageError, isStorageError, type StorageErrorCode, type StoragePort } from "../port.js";
 import { waitFor } from "./wait.js";
 
 /** What `makePort` hands {@link describePortConformance} for each test. */
@@ -46,8 +46,9 @@ const WATCH_WAIT_MS = 10_000;
 
 /**
  * Registers vitest tests (one `describe` block named after `name`) that check a StoragePort
- * behaves as sessionkit needs: reads, ranges, appends, atomic writes, listings, errors and, when
- * `capabilities` declares them, sync, locks, watches and changes made through a second port.
+ * behaves as sessionkit needs: reads, ranges, appends, atomic writes, listings, errors (path
+ * collisions among them) and, when `capabilities` declares them, sync, locks, watches and changes
+ * made through a second port.
  *
  * @param makePort called before each test; gives the port and how to clean up after it
  * @param capabilities the optional methods the port has; default sync, locks and watch
@@ -236,6 +237,104 @@ export function describePortConformance(
         await expectStorageError(port.remove(path), "invalid", path);
       }
       await expectStorageError(port.list("../x"), "invalid", "../x");
+    });
+
+    /**
+     * Makes `${dir}/file` a file and `${dir}/dir` a directory (it holds `inner`), and returns the
+     * paths that collide with them: a directory at the path, a file at its parent or further up.
+     * `inTheWay` matches the message's naming of what is in the way.
+     */
+    async function collisionStore(): Promise<{ path: string; inTheWay: RegExp }[]> {
+      await port.write(`${dir}/file`, encoder.encode("file"));
+      await port.write(`${dir}/dir/inner`, encoder.encode("inner"));
+      const theFile = new RegExp(`${dir}/file(?!/)`);
+      return [
+        { path: `${dir}/dir`, inTheWay: /directory/ },
+        { path: `${dir}/file/below`, inTheWay: theFile },
+        { path: `${dir}/file/deeper/below`, inTheWay: theFile },
+      ];
+    }
+
+    async function expectCollision(promise: Promise<unknown>, path: string, inTheWay: RegExp, what: string): Promise<void> {
+      const error = await expectStorageError(promise, "collision", what);
+      // A port over a directory of another (a subtree, a served store's sessions/) may name its inner path.
+      expect(error.path === path || error.path?.endsWith(`/${path}`), `${what}: the error's path ${error.path}`).toBe(true);
+      expect(error.message, what).toContain(path);
+      expect(error.message, what).toMatch(inTheWay);
+    }
+
+    async function expectCollisionStoreUnchanged(): Promise<void> {
+      expect(await readText(`${dir}/file`)).toBe("file");
+      expect(await readText(`${dir}/dir/inner`)).toBe("inner");
+      expect((await port.list(dir)).map(({ name, kind }) => [name, kind])).toEqual([
+        ["dir", "dir"],
+        ["file", "file"],
+      ]);
+      expect((await port.list(`${dir}/dir`)).map(({ name }) => name)).toEqual(["inner"]);
+    }
+
+    it("append and write where a directory is, or below a file, fail with 'collision' naming the path and what is in the way", async () => {
+      for (const { path, inTheWay } of await collisionStore()) {
+        await expectCollision(port.append(path, encoder.encode("x")), path, inTheWay, `append ${path}`);
+        await expectCollision(port.write(path, encoder.encode("x")), path, inTheWay, `write ${path}`);
+        await expectCollision(port.append(path, new Uint8Array(0)), path, inTheWay, `empty append ${path}`);
+      }
+      await expectCollisionStoreUnchanged();
+    });
+
+    it("truncate and remove where a directory is, or below a file, fail with 'collision'", async () => {
+      for (const { path, inTheWay } of await collisionStore()) {
+        await expectCollision(port.truncate(path, 0), path, inTheWay, `truncate ${path}`);
+        await expectCollision(port.remove(path), path, inTheWay, `remove ${path}`);
+      }
+      await expectCollisionStoreUnchanged();
+    });
+
+    if (capabilities.sync) {
+      it("sync where a directory is, or below a file, fails with 'collision' (on a port whose sync checks the file is there)", async () => {
+        const collisions = await collisionStore();
+        // A port whose sync is only a barrier for queued changes (postgres) resolves for any path.
+        const syncChecksTheFile = await port.sync!(`${dir}/missing`).then(
+          () => false,
+          (error: unknown) => {
+            if (isStorageError(error, "not-found")) return true;
+            throw error;
+          },
+        );
+        for (const { path, inTheWay } of collisions) {
+          if (syncChecksTheFile) await expectCollision(port.sync!(path), path, inTheWay, `sync ${path}`);
+          else await port.sync!(path);
+        }
+        await expectCollisionStoreUnchanged();
+      });
+    }
+
+    it("read, stat and list of a directory or of a path below a file find no file there", async () => {
+      for (const { path } of await collisionStore()) {
+        expect(await port.read(path), path).toBeNull();
+        expect(await port.read(path, { offset: 0, length: 1 }), path).toBeNull();
+        expect(await port.stat(path), path).toBeNull();
+      }
+      expect(await port.list(`${dir}/file`)).toEqual([]);
+      expect(await port.list(`${dir}/file/below`)).toEqual([]);
+    });
+
+    it("a collision fails only its own call: changes issued with it land", async () => {
+      const [atDirectory, belowFile] = await collisionStore();
+      const outcomes = await Promise.allSettled([
+        port.append(`${dir}/ok`, encoder.encode("one;")),
+        port.append(belowFile!.path, encoder.encode("x")),
+        port.append(`${dir}/ok`, encoder.encode("two;")),
+        port.write(atDirectory!.path, encoder.encode("x")),
+        port.write(`${dir}/written`, encoder.encode("w")),
+        port.append(`${dir}/ok`, encoder.encode("three;")),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+      for (const i of [1, 3]) expect((outcomes[i] as PromiseRejectedResult).reason).toMatchObject({ code: "collision" });
+      expect(await readText(`${dir}/ok`)).toBe("one;two;three;");
+      expect(await readText(`${dir}/written`)).toBe("w");
+      expect(await readText(`${dir}/file`)).toBe("file");
+      expect((await port.list(`${dir}/dir`)).map(({ name }) => name)).toEqual(["inner"]);
     });
 
     it("round-trips all 256 byte values through append and write", async () => {

@@ -473,12 +473,4 @@ describe("indexeddb adapter", () => {
     const again = await second.acquireLock("sessions/a.jsonl");
     await Promise.all([again.release(), other.release()]);
   });
-
-  it("refuses a file below a file and a file over a directory", async () => {
-    const port = freshPort();
-    await port.write("a/b", text("x"));
-    await expect(port.write("a", text("y"))).rejects.toSatisfy((error) => isStorageError(error, "io"));
-    await expect(port.append("a/b/c", text("y"))).rejects.toSatisfy((error) => isStorageError(error, "io"));
-    expect(decode(await port.read("a/b"))).toBe("x");
-  });
 });

@@ -5,19 +5,6 @@ import { describePortConformance, expectStorageError } from "../../src/testing/i
 describePortConformance("memory", async () => ({ port: memoryStorage() }));
 
 describe("memoryStorage specifics", () => {
-  it("refuses to make one path both a file and a directory", async () => {
-    const port = memoryStorage();
-    await port.append("a", new Uint8Array([1]));
-    await port.append("d/child", new Uint8Array([2]));
-
-    await expectStorageError(port.append("a/below-a-file", new Uint8Array([3])), "io");
-    await expectStorageError(port.write("d", new Uint8Array([4])), "io");
-    expect(await port.list("")).toMatchObject([
-      { name: "a", kind: "file", size: 1 },
-      { name: "d", kind: "dir", size: 0 },
-    ]);
-  });
-
   it("drops an implicit directory with its last file", async () => {
     const port = memoryStorage();
     await port.append("d/e/f", new Uint8Array([1]));

@@ -99,9 +99,9 @@ describe("nodeFsStorage with real files", () => {
   it("a failed write removes its temp file and names the path", async () => {
     await mkdir(path.join(root, "dir", "occupied"), { recursive: true }); // rename onto a directory fails
 
-    const error = await expectStorageError(port.write("dir/occupied", encoder.encode("x")), "io");
+    const error = await expectStorageError(port.write("dir/occupied", encoder.encode("x")), "collision");
 
-    expect(error.message).toContain("dir/occupied");
+    expect(error.message).toBe('cannot write "dir/occupied": it is a directory');
     expect(error.cause).toBeInstanceOf(Error);
     expect(await readdir(path.join(root, "dir"))).toEqual(["occupied"]);
   });
@@ -140,14 +140,27 @@ describe("nodeFsStorage with real files", () => {
     expect(Array.from(range)).toEqual(Array.from(bytes.subarray(4 * 1024 * 1024 + 3, 4 * 1024 * 1024 + 19)));
   });
 
-  it("maps a missing file to not-found and other failures to io, naming the path", async () => {
+  it("maps a missing file to not-found and a file in the way to collision, naming storage paths only", async () => {
     const missing = await expectStorageError(port.truncate("nowhere/file", 0), "not-found");
     expect(missing.message).toContain("nowhere/file");
     expect(missing.path).toBe("nowhere/file");
 
     await port.append("plain", encoder.encode("x"));
-    const belowFile = await expectStorageError(port.append("plain/child", encoder.encode("y")), "io");
-    expect(belowFile.message).toContain("plain/child");
+    const belowFile = await expectStorageError(port.append("plain/child", encoder.encode("y")), "collision");
+    expect(belowFile.message).toBe('cannot append to "plain/child": "plain" is a file');
+    expect(belowFile.path).toBe("plain/child");
+    expect(belowFile.cause).toMatchObject({ code: "ENOTDIR" });
+  });
+
+  it("a lock below a file, or whose lock file is a directory, fails with collision", async () => {
+    await port.append("plain", encoder.encode("x"));
+    const belowFile = await expectStorageError(port.acquireLock("plain/writer"), "collision");
+    expect(belowFile.message).toBe('cannot lock "plain/writer": "plain" is a file');
+
+    await mkdir(path.join(root, "held.lock"));
+    const lockFileIsDirectory = await expectStorageError(port.acquireLock("held"), "collision");
+    expect(lockFileIsDirectory.message).toBe('cannot lock "held": "held.lock" is a directory');
+    expect(lockFileIsDirectory.path).toBe("held");
   });
 
   it('expands a "~/" root to the home directory', async () => {

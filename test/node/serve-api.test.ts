@@ -77,6 +77,34 @@ describe("sessionkit serve's HTTP API", () => {
     expect(answer.responses[1]).toMatchObject({ ok: true, result: { data: new TextEncoder().encode("0123"), size: 4 } });
   });
 
+  it("POST …/rpc: a change where a directory is, or below a file, is 409 with the error 'collision', naming storage paths only", async () => {
+    const writable = await serveTempStore({ write: true });
+    try {
+      await mkdir(join(writable.root, "sessions", "--p--"), { recursive: true });
+      await writeFile(join(writable.root, "sessions", "--p--", "s.jsonl"), body);
+      const post = async (call: object) => {
+        const response = await fetch(`${writable.server.origin}/api/stores/${writable.store}/rpc?token=${writable.server.token}`, {
+          method: "POST",
+          headers: { "content-type": FRAME_CONTENT_TYPE },
+          body: encodeFrame({ protocol: RPC_PROTOCOL, id: 1, call }) as Uint8Array<ArrayBuffer>,
+        });
+        return { status: response.status, answer: decodeFrame(new Uint8Array(await response.arrayBuffer())) };
+      };
+      const data = { kind: "inline", data: new TextEncoder().encode("x") };
+      expect(await post({ op: "write", path: "sessions/--p--", content: data })).toEqual({
+        status: 409,
+        answer: { protocol: RPC_PROTOCOL, id: 1, ok: false, error: { code: "collision", message: 'cannot write "sessions/--p--": it is a directory', path: "sessions/--p--" } },
+      });
+      expect(await post({ op: "append", path: "sessions/--p--/s.jsonl/x", content: data })).toEqual({
+        status: 409,
+        answer: { protocol: RPC_PROTOCOL, id: 1, ok: false, error: { code: "collision", message: 'cannot append to "sessions/--p--/s.jsonl/x": "sessions/--p--/s.jsonl" is a file', path: "sessions/--p--/s.jsonl/x" } },
+      });
+      expect(await post({ op: "remove", path: "sessions/--p--" })).toMatchObject({ status: 409, answer: { error: { code: "collision" } } });
+    } finally {
+      await writable.cleanup();
+    }
+  });
+
   it("GET …/changes?dir= streams the paths that change (Server-Sent Events)", async () => {
     const abort = new AbortController();
     const response = await fetch(url("/changes?dir=sessions"), { signal: abort.signal });

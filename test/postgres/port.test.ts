@@ -134,7 +134,7 @@ describe("postgres port", () => {
       port.append("batch/f1", encoder.encode("+")),
     ]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ name: "StorageError", code: "io", path: "plain/child" });
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ name: "StorageError", code: "collision", path: "plain/child" });
     expect(decoder.decode((await port.read("batch/f0"))!)).toBe("batch/f0+");
     expect(decoder.decode((await port.read("batch/f1"))!)).toBe("batch/f1+");
     expect(await port.stat("plain/child")).toBeNull();
