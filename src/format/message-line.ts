@@ -123,7 +123,12 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
   if (roleStart < 0) return null;
   const roleEnd = plainStringEnd(bytes, roleStart, limit);
   if (roleEnd < 0) return null;
-  sawBlobRef = false;
+  // The head's strings count as much as the rest's: the full reader looks at every string value.
+  sawBlobRef =
+    mayBeBlobRef(bytes, idStart, idEnd) ||
+    (parentStart >= 0 && mayBeBlobRef(bytes, parentStart, parentEnd)) ||
+    mayBeBlobRef(bytes, timestampStart, timestampEnd) ||
+    mayBeBlobRef(bytes, roleStart, roleEnd);
   const end = checkRest(bytes, view, roleEnd + 1, limit, shape.refusedKeys);
   if (end < 0) return null;
   return {
@@ -205,7 +210,7 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
       // State.Value
       if (c === QUOTE) {
         const next = b[i + 1];
-        if ((next === 0x62 || next === BACKSLASH) && mayBeBlobRef(b, i + 1)) sawBlobRef = true;
+        if ((next === 0x62 || next === BACKSLASH) && mayBeBlobRef(b, i + 1, end)) sawBlobRef = true;
         const closing = stringEnd(b, view, i + 1, end);
         if (closing < 0) return -1;
         i = closing + 1;
@@ -336,15 +341,36 @@ function jsonNumberEnd(b: Uint8Array, i: number): number {
 }
 
 /**
- * Whether the string content starting at `i` may decode to something starting with the blob ref
- * prefix: the raw bytes match it, or an escape sits where they first differ.
+ * Whether the JSON string content starting at `i` (before `end`) may decode to something starting
+ * with the blob ref prefix, escapes decoded as JSON.parse decodes them: only a `\\u` escape can
+ * stand for one of the prefix's characters (the others stand for quotes, slashes and controls), so
+ * the text a tool printed ("\\n…", "\\"…") is no candidate.
  */
-function mayBeBlobRef(b: Uint8Array, i: number): boolean {
+function mayBeBlobRef(b: Uint8Array, i: number, end: number): boolean {
   for (let k = 0; k < BLOB_PREFIX.length; k++) {
-    const c = b[i + k];
-    if (c !== BLOB_PREFIX[k]) return c === BACKSLASH;
+    const c = b[i];
+    if (c === BACKSLASH) {
+      // An invalid escape fails the proof anyway (stringEnd): no candidate either way.
+      if (b[i + 1] !== 0x75 || i + 6 > end || hexUnit(b, i + 2) !== BLOB_PREFIX[k]) return false;
+      i += 6;
+    } else {
+      if (c !== BLOB_PREFIX[k]) return false;
+      i++;
+    }
   }
   return true;
+}
+
+/** The code unit of the four hex digits at `i`, or -1 when they are not four hex digits. */
+function hexUnit(b: Uint8Array, i: number): number {
+  let unit = 0;
+  for (let k = 0; k < 4; k++) {
+    const c = b[i + k]!;
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+    if (digit < 0) return -1;
+    unit = unit * 16 + digit;
+  }
+  return unit;
 }
 
 /** `i + pattern.length` when `pattern` is at `i` (before `end`), else -1. */
