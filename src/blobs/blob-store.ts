@@ -10,7 +10,7 @@ const HEX64 = /^[0-9a-f]{64}$/;
 /**
  * Whether a record parsed from a line of a session file holds a blob ref: a string value in it,
  * at any depth, starts with the prefix. The line's text is tested first (cheap, and most lines
- * hold no ref); a ref spelled only with escapes (`\\u0062lob:…`) is no ref sessionkit wrote and
+ * hold no ref); a ref spelled only with escapes (`\u0062lob:…`) is no ref sessionkit wrote and
  * is left as it is. The lazy reader (format/message-line.ts) sends every line that may hold one
  * through here, so both readers find the same entries.
  */
