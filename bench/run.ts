@@ -4,8 +4,8 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,heap,appends,list,list-readonly,archive,remote,search,postgres,secrets,sync,huge,profile
- *                 (default: open,heap,appends,list,list-readonly,archive,remote,search,postgres,secrets,sync, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,tool-turns,heap,appends,list,list-readonly,archive,remote,search,postgres,secrets,sync,huge,profile
+ *                 (default: open,tool-turns,heap,appends,list,list-readonly,archive,remote,search,postgres,secrets,sync, plus huge/profile when flagged)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -35,6 +35,7 @@ import { benchSearch } from "./sections/search.js";
 import { benchSecrets } from "./sections/secrets.js";
 import { benchStoreListing } from "./sections/store-listing.js";
 import { benchSync } from "./sections/sync.js";
+import { benchToolTurns } from "./sections/tool-turns.js";
 import { profileOurs } from "./sections/profile.js";
 
 interface BenchOptions {
@@ -60,6 +61,12 @@ let keepHuge = false;
 
 const SECTIONS: Section[] = [
   { name: "open", title: () => "open + buildSessionContext", byDefault: true, run: (o) => benchOpen(o.openRuns) },
+  {
+    name: "tool-turns",
+    title: () => "users' shape: context of a 51 MB session of small tool turns, ls of 300 such sessions (whole processes)",
+    byDefault: true,
+    run: (o) => benchToolTurns(o.runs),
+  },
   { name: "heap", title: () => "memory of one open (child processes)", byDefault: true, run: (o) => benchHeap(o.runs) },
   { name: "appends", title: (o) => `${o.appendCount} appends`, byDefault: true, run: (o) => benchAppends(o.runs, o.appendCount) },
   { name: "list", title: () => "listing 300 sessions", byDefault: true, run: (o) => benchListing(o.runs) },

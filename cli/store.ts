@@ -8,6 +8,7 @@ import nodePath from "node:path";
 import { expandHome, nodeFsStorage } from "../adapters/node-fs/index.js";
 import { decodeHeader } from "../src/format/session-file.js";
 import { detectDialect } from "../src/format/dialect.js";
+import { primeLineProof } from "../src/format/message-line.js";
 import { findSessionPaths } from "../src/archive/store-index.js";
 import { isStorageError, StorageError, type StoragePort } from "../src/port.js";
 import { SESSIONS_DIR } from "../src/session/paths.js";
@@ -173,6 +174,7 @@ async function checkedFile(ref: SessionFileRef, size: number): Promise<SessionFi
  * absolute path in place of the storage path.
  */
 export async function openReadOnly(ref: SessionFileRef, onWarning: (message: string) => void): Promise<SessionManager> {
+  primeLineProof(); // a command proves one session's lines in a fresh process
   try {
     return await SessionManager.open(ref.storage, ref.path, {
       readOnly: true,

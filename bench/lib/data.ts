@@ -9,12 +9,17 @@
  *          entries repeated with fresh ids, chained into one tree)
  *   search/ sessions/--bench-search-<k>--/<30 sessions each, 10 projects, ~436 MB>   (every
  *          session written by pi, text drawn from a 50,000-word Zipf vocabulary: no copies)
+ *   tool-turns/  the shape of users' sessions (issue 26): many small tool turns and a compaction
+ *          every 500 entries, every message a real one from test/fixtures/corpus, re-sequenced.
+ *          open/: one ~51 MB session (~12k tool turns); store/sessions/--bench-tool-turns-<k>--/:
+ *          300 sessions in 10 projects, ~244 MB (each written by pi with its own seed)
  */
 import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PiSessionManager } from "../../test/shared/pi-session-manager.js";
+import { corpusTurns, type CorpusTurns } from "./corpus-turns.js";
 import { MessageFactory, SESSION_SIZES, zipfWords, type WordSource } from "../../test/shared/message-factory.js";
 
 export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -44,6 +49,8 @@ type PiMessage = Parameters<PiSessionManager["appendMessage"]>[0];
 
 interface Manifest {
   version: number;
+  toolTurnsOpen?: { path: string; size: number };
+  toolTurnsStore?: { files: number; bytes: number };
   search?: { files: number; bytes: number };
   open?: { path: string; size: number };
   list?: { files: number; bytes: number };
@@ -201,8 +208,9 @@ function searchProjectCwd(project: number): string {
   return `/bench/search-${project}`;
 }
 
-function searchFiles(): { files: number; bytes: number } {
-  const sessions = join(SEARCH_ROOT, "sessions");
+/** Session files and their bytes in a store's `sessions/<project>/` dirs. */
+function storeFiles(root: string): { files: number; bytes: number } {
+  const sessions = join(root, "sessions");
   if (!existsSync(sessions)) return { files: 0, bytes: 0 };
   let files = 0;
   let bytes = 0;
@@ -223,7 +231,7 @@ function searchFiles(): { files: number; bytes: number } {
  */
 export function ensureSearchStore(): { files: number; bytes: number } {
   const manifest = readManifest();
-  const present = searchFiles();
+  const present = storeFiles(SEARCH_ROOT);
   if (manifest.search && manifest.search.files === present.files && manifest.search.bytes === present.bytes) return present;
   rmSync(SEARCH_ROOT, { recursive: true, force: true });
   log(`writing ${SEARCH_PROJECTS * SEARCH_SESSIONS_PER_PROJECT} sessions in ${SEARCH_PROJECTS} projects with pi (~436 MB) …`);
@@ -238,7 +246,7 @@ export function ensureSearchStore(): { files: number; bytes: number } {
     }
     log(`  project ${project + 1}/${SEARCH_PROJECTS} written`);
   }
-  const search = searchFiles();
+  const search = storeFiles(SEARCH_ROOT);
   writeManifest({ ...readManifest(), search });
   return search;
 }
@@ -305,6 +313,101 @@ export function removeHugeSession(): void {
   rmSync(HUGE_ROOT, { recursive: true, force: true });
   const { huge: _removed, ...rest } = readManifest();
   writeManifest(rest);
+}
+
+const TOOL_TURNS_ROOT = join(DATA_DIR, "tool-turns");
+const TOOL_TURNS_OPEN_ROOT = join(TOOL_TURNS_ROOT, "open");
+export const TOOL_TURNS_STORE_ROOT = join(TOOL_TURNS_ROOT, "store");
+const TOOL_TURNS_OPEN_BYTES = 51_000_000;
+const TOOL_TURNS_PROJECTS = 10;
+const TOOL_TURNS_SESSIONS_PER_PROJECT = 30;
+/** Session sizes (bytes), cycled; each ends with its last turn past the size (~75 kB more): 300 sessions ≈ 244 MB (issue 26's store). */
+const TOOL_TURNS_STORE_BYTES = [0.03e6, 0.13e6, 0.23e6, 0.43e6, 0.63e6, 0.83e6, 1.03e6, 1.23e6, 1.43e6, 1.48e6];
+/** Entries between two compactions, as pi's auto-compaction cuts a long agent run. */
+const COMPACTION_EVERY = 500;
+
+/** Tool rounds (an assistant message with its tool results) up to this size: the corpus's median is 2 kB; its few subagent rounds of 100–640 kB are another shape. */
+const MAX_ROUND_BYTES = 100_000;
+let turnsPool: CorpusTurns | undefined;
+
+function toolTurnsProjectCwd(project: number): string {
+  return `/bench/tool-turns-${project}`;
+}
+
+/**
+ * Writes one session in the shape of users' sessions with pi's SessionManager until the file
+ * reaches `targetBytes`: user prompts each followed by 2–40 tool rounds and a final answer, on one
+ * branch, with a compaction every 500 entries that keeps the last 20, and now and then a model
+ * change. Every message is a real one from test/fixtures/corpus (bench/lib/corpus-turns.ts), drawn
+ * with a seeded random.
+ */
+function writeToolTurnSession(sessionDir: string, cwd: string, seed: number, targetBytes: number): string {
+  const pool = (turnsPool ??= corpusTurns(MAX_ROUND_BYTES));
+  const pi = PiSessionManager.create(cwd, sessionDir);
+  const factory = new MessageFactory(seed, SESSION_SIZES);
+  const random = factory.random;
+  const draw = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  pi.appendModelChange("anthropic", "claude-sonnet-4-5");
+  pi.appendThinkingLevelChange("medium");
+  let sinceCompaction = 2;
+  const recent: string[] = [];
+  const appended = (id: string) => {
+    sinceCompaction++;
+    recent.push(id);
+    if (recent.length > 20) recent.shift();
+  };
+  let path = "";
+  for (let turn = 1; sizeOf(path) < targetBytes; turn++) {
+    if (turn % 60 === 0) {
+      const model = factory.switchModel();
+      appended(pi.appendModelChange(model.provider, model.model));
+    }
+    appended(pi.appendMessage(draw(pool.users) as unknown as PiMessage));
+    const rounds = 2 + Math.floor(random() * 39);
+    for (let round = 0; round < rounds; round++) {
+      for (const message of draw(pool.rounds)) appended(pi.appendMessage(message as unknown as PiMessage));
+      if (sinceCompaction >= COMPACTION_EVERY) {
+        appended(pi.appendCompaction(factory.summary(), recent[0]!, 100_000 + Math.floor(random() * 80_000)));
+        sinceCompaction = 0;
+      }
+    }
+    appended(pi.appendMessage(draw(pool.answers) as unknown as PiMessage));
+    if (turn === 2) pi.appendSessionInfo(`tool turns ${seed}`);
+    path = pi.getSessionFile()!;
+  }
+  return path;
+}
+
+/** The ~51 MB session of many small tool turns (issue 26). */
+export function ensureToolTurnsSession(): { path: string; size: number } {
+  const manifest = readManifest();
+  if (manifest.toolTurnsOpen && sizeOf(manifest.toolTurnsOpen.path) === manifest.toolTurnsOpen.size) return manifest.toolTurnsOpen;
+  rmSync(TOOL_TURNS_OPEN_ROOT, { recursive: true, force: true });
+  log(`writing a ~${TOOL_TURNS_OPEN_BYTES / 1e6} MB session of small tool turns with pi's SessionManager …`);
+  const path = writeToolTurnSession(join(TOOL_TURNS_OPEN_ROOT, "sessions", "--bench-tool-turns-open--"), "/bench/tool-turns-open", 7, TOOL_TURNS_OPEN_BYTES);
+  const toolTurnsOpen = { path, size: sizeOf(path) };
+  writeManifest({ ...readManifest(), toolTurnsOpen });
+  return toolTurnsOpen;
+}
+
+/** The store of 300 such sessions in 10 projects (~244 MB), each written by pi with its own seed. */
+export function ensureToolTurnsStore(): { files: number; bytes: number } {
+  const manifest = readManifest();
+  const present = storeFiles(TOOL_TURNS_STORE_ROOT);
+  if (manifest.toolTurnsStore && manifest.toolTurnsStore.files === present.files && manifest.toolTurnsStore.bytes === present.bytes) return present;
+  rmSync(TOOL_TURNS_STORE_ROOT, { recursive: true, force: true });
+  log(`writing ${TOOL_TURNS_PROJECTS * TOOL_TURNS_SESSIONS_PER_PROJECT} sessions of small tool turns in ${TOOL_TURNS_PROJECTS} projects with pi (~244 MB) …`);
+  for (let project = 0; project < TOOL_TURNS_PROJECTS; project++) {
+    const cwd = toolTurnsProjectCwd(project);
+    const dir = join(TOOL_TURNS_STORE_ROOT, "sessions", `--${cwd.slice(1).replace(/\//g, "-")}--`);
+    for (let i = 0; i < TOOL_TURNS_SESSIONS_PER_PROJECT; i++) {
+      const n = project * TOOL_TURNS_SESSIONS_PER_PROJECT + i;
+      writeToolTurnSession(dir, cwd, 5000 + n, TOOL_TURNS_STORE_BYTES[n % TOOL_TURNS_STORE_BYTES.length]!);
+    }
+  }
+  const toolTurnsStore = storeFiles(TOOL_TURNS_STORE_ROOT);
+  writeManifest({ ...readManifest(), toolTurnsStore });
+  return toolTurnsStore;
 }
 
 /** A UUIDv7 for a given time, as newer pi writes session ids. */

@@ -29,10 +29,10 @@ export interface OpenSection {
 const timing = (s: Sample) => `${formatMs(s.median)} (min ${formatMs(s.min)})`;
 
 /** Runs `node args…` to its end; returns its wall time (spawn to exit) and what it printed. */
-export function timeProcess(args: readonly string[]): Promise<{ ms: number; stdout: string }> {
+export function timeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ ms: number; stdout: string }> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
     const out: Buffer[] = [];
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));

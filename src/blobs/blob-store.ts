@@ -7,6 +7,28 @@ import { StorageError, type StoragePort } from "../port.js";
 export const BLOB_REF_PREFIX = "blob:sha256:";
 const HEX64 = /^[0-9a-f]{64}$/;
 
+/**
+ * Whether a record parsed from a line of a session file holds a blob ref: a string value in it,
+ * at any depth, starts with the prefix. The line's text is tested first (cheap, and most lines
+ * hold no ref); a ref spelled only with escapes (`\u0062lob:…`) is no ref sessionkit wrote and
+ * is left as it is. The lazy reader (format/message-line.ts) sends every line that may hold one
+ * through here, so both readers find the same entries.
+ */
+export function recordHoldsBlobRef(text: string, record: unknown): boolean {
+  if (!text.includes(BLOB_REF_PREFIX)) return false;
+  // A stack, not recursion: a line may nest thousands of levels deep.
+  const stack: unknown[] = [record];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      if (value.startsWith(BLOB_REF_PREFIX)) return true;
+    } else if (typeof value === "object" && value !== null) {
+      for (const item of Object.values(value)) stack.push(item);
+    }
+  }
+  return false;
+}
+
 /** The hash of a well-formed ref, else null (a ref never names a path outside blobs/). */
 export function parseBlobRef(value: string): string | null {
   if (!value.startsWith(BLOB_REF_PREFIX)) return null;

@@ -5,7 +5,7 @@
  * migration or lack a session header are read by readSessionFile (docs/DESIGN.md §3).
  */
 import type { StoragePort } from "../port.js";
-import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
+import { recordHoldsBlobRef } from "../blobs/blob-store.js";
 import { concatAll } from "./bytes.js";
 import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader, type LoadedSessionFile } from "./session-file.js";
 import { decodeLines, lineDecoder, parseLine, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
@@ -75,7 +75,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
       const entry = session.reader.read(record, recordLine);
       if (!entry) return;
       entries.push(entry);
-      if (text.includes(BLOB_REF_PREFIX)) withRefs.add(entry);
+      if (recordHoldsBlobRef(text, record)) withRefs.add(entry);
       return;
     }
     const dialect = detectDialect(record);

@@ -4,7 +4,7 @@
  */
 import type { StoragePort } from "../port.js";
 import { SessionError } from "../errors.js";
-import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
+import { recordHoldsBlobRef } from "../blobs/blob-store.js";
 import { concatAll, type ReusedEncodeBuffer } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
@@ -47,7 +47,7 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
   const scan = await scanJsonl(storage, path, (record, line, text) => {
     records.push(record);
     lineOf.set(record, line);
-    if (text.includes(BLOB_REF_PREFIX)) withRefs.add(record);
+    if (recordHoldsBlobRef(text, record)) withRefs.add(record);
   });
   if (!scan) return { kind: "missing" };
   const first = records[0];

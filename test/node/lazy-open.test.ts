@@ -54,6 +54,13 @@ const EDITS: Array<(line: string, rng: Rng) => string> = [
   (line) => line.replace(/"message":\{"role":"[^"]*"/, '"message":{"role":5'),
   (line) => line.replace('"text":"', '"text":"\\u0062lob:sha256:'), // an escaped blob ref
   (line) => line.replace('"text":"', '"text":"b\\u006cob:sha256:'),
+  (line) => line.replace('"text":"', '"text":"\\u0062l\\u006Fb:sha256:'),
+  (line) => line.replace('"text":"', '"text":"\\nblob:sha256:'), // an escape first: printed text, no ref
+  (line) => line.replace('"text":"', '"text":"\\bblob:sha256:'),
+  (line) => line.replace('"text":"', '"text":"\\\\blob:sha256:'),
+  (line) => line.replace('"text":"', '"text":"see blob:sha256:'), // the prefix inside a text
+  (line) => line.replace(/"id":"[^"]*"/, '"id":"blob:sha256:1"'), // a ref-like head
+  (line) => line.replace(/"timestamp":"/, '"timestamp":"blob:sha256:'),
   (line) => line.replace('"text":"', '"text":"\t'), // a raw control character
   (line) => line.replace('"text":"', '"text":"\\x'),
   (line) => line.replace('"text":"', '"text":"\\u12G4'),
@@ -156,6 +163,7 @@ describe("lazy reading equals the full read", () => {
         if (full.kind !== "session" || lazy.kind !== "session") throw new Error("not read");
         expect(lazy.problems, `edit ${e}: ${line.slice(0, 200)}`).toEqual(full.problems);
         expect(entriesOf(lazy.entries), `edit ${e}: ${line.slice(0, 200)}`).toEqual(full.entries);
+        expect([...lazy.entriesWithBlobRefs].map((entry) => entry.id), `edit ${e}: ${line.slice(0, 200)}`).toEqual([...full.entriesWithBlobRefs].map((entry) => entry.id));
       }
     }
   });
@@ -183,6 +191,13 @@ describe("readMessageLine", () => {
     const timestampStart = line.indexOf("2026");
     expect(read(line)).toEqual({ id: "a1", parentId: null, timestampStart, timestampEnd: timestampStart + 24, role: "user", blobRef: true, end: encoder.encode(line).length });
     expect(read(line.replace("blob:", "blab:"))?.blobRef).toBe(false);
+    // Escapes: only a \u escape can spell a character of the prefix.
+    expect(read(line.replace('"blob:', '"\\u0062lob:'))?.blobRef).toBe(true);
+    expect(read(line.replace('"blob:', '"\\u0062\\u006Cob:'))?.blobRef).toBe(true);
+    expect(read(line.replace('"blob:', '"\\u0063lob:'))?.blobRef).toBe(false);
+    expect(read(line.replace('"blob:', '"\\nblob:'))?.blobRef).toBe(false);
+    expect(read(line.replace('"blob:', '"\\"blob:'))?.blobRef).toBe(false);
+    expect(read(line.replace("blob:sha256:00", "x").replace('"id":"a1"', '"id":"blob:sha256:a1"'))?.blobRef).toBe(true);
     expect(read(line.replace('"parentId":null', '"parentId":"p0"'))?.parentId).toBe("p0");
   });
 
