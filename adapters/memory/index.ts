@@ -13,6 +13,7 @@ import {
   checkByteRange,
   clampByteRange,
   listChildren,
+  writeFilesThenSync,
   type ByteRange,
   type DirEntry,
   type FileStat,
@@ -23,12 +24,12 @@ import {
 import { WatcherSet } from "../kit/watchers.js";
 
 /**
- * The in-memory port: a StoragePort whose optional `sync`, `acquireLock` and `watch` are always
- * there. `sync` has nothing to make durable and resolves at once (StorageError "not-found" for a
- * missing file); a lock is one within this port (there is no other process to share it with);
+ * The in-memory port: a StoragePort whose optional `sync`, `writeFiles`, `acquireLock` and `watch`
+ * are always there. `sync` has nothing to make durable and resolves at once (StorageError
+ * "not-found" for a missing file); `writeFiles` writes each file in turn; a lock is one within this port (there is no other process to share it with);
  * `watch` reports this port's own changes.
  */
-export type MemoryStorage = StoragePortWith<"sync" | "acquireLock" | "watch"> & {
+export type MemoryStorage = StoragePortWith<"sync" | "writeFiles" | "acquireLock" | "watch"> & {
   /** Always "memory". */
   readonly kind: "memory";
 };
@@ -85,7 +86,7 @@ export function memoryStorage(): MemoryStorage {
     }
   }
 
-  return {
+  const port: MemoryStorage = {
     kind: "memory",
 
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
@@ -163,6 +164,9 @@ export function memoryStorage(): MemoryStorage {
       if (!files.has(path)) throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
     },
 
+    // Nothing to make durable: each file written in turn.
+    writeFiles: (toWrite) => writeFilesThenSync(port, toWrite),
+
     async acquireLock(key: string): Promise<StorageLock> {
       checkStoragePath(key);
       if (heldLocks.has(key)) throw new StorageError("locked", `${key} is locked by this process`, { path: key });
@@ -182,5 +186,6 @@ export function memoryStorage(): MemoryStorage {
       return watchers.add(dir, onChange);
     },
   };
+  return port;
 }
 
