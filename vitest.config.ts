@@ -12,6 +12,7 @@ import { browserCommands } from "./test/browser-commands.js";
  */
 const SLOW_NODE_TESTS = [
   "test/node/crash-safety.test.ts",
+  "test/node/crash-import.test.ts",
   "test/node/sync-kills.test.ts",
   "test/node/cli-sync.test.ts",
   "test/node/cli.test.ts",

@@ -8,7 +8,18 @@
  *
  * @module sessionkit/adapters/mounted
  */
-import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type StorageLock, type StoragePort, type StoragePortWith, type StorageWatch } from "../src/port.js";
+import {
+  StorageError,
+  checkStoragePath,
+  writeFilesThenSync,
+  type ByteRange,
+  type DirEntry,
+  type FileToWrite,
+  type StorageLock,
+  type StoragePort,
+  type StoragePortWith,
+  type StorageWatch,
+} from "../src/port.js";
 
 /** Mount point ("a" or "a/b", no leading or trailing "/") → the port that holds what is below it. */
 export type Mounts = Readonly<Record<string, StoragePort>>;
@@ -103,6 +114,20 @@ export function mountedStorage(base: StoragePort, mounts: Mounts): MountedStorag
     port.sync = async (path: string) => {
       const target = fileRoute(path);
       await target.port.sync?.(target.path);
+    };
+  }
+  if (base.writeFiles) {
+    port.writeFiles = async (files: readonly FileToWrite[]) => {
+      // Each port gets its own files, routed; every path is checked before anything is written.
+      const byPort = new Map<StoragePort, FileToWrite[]>();
+      for (const { path, bytes } of files) {
+        const target = fileRoute(path);
+        const routed = byPort.get(target.port) ?? [];
+        routed.push({ path: target.path, bytes });
+        byPort.set(target.port, routed);
+      }
+      const written = await Promise.allSettled([...byPort].map(([to, routed]) => (to.writeFiles ? to.writeFiles(routed) : writeFilesThenSync(to, routed))));
+      for (const outcome of written) if (outcome.status === "rejected") throw outcome.reason;
     };
   }
   if (base.acquireLock) {

@@ -1,5 +1,5 @@
 /**
- * A StoragePort that refuses every change: appends, writes, truncations, removals and locks fail
+ * A StoragePort that refuses every change: appends, writes (one or many), truncations, removals and locks fail
  * with StorageError "read-only", except below the directories named in `except` (what `sessionkit
  * serve` itself may write on a read-only store: its caches under `.sessionkit/`; its clients get
  * no exception). Reads, listings, watches and syncs go through: a sync changes no content.
@@ -47,6 +47,13 @@ export function readOnlyStorage(port: StoragePort, options: ReadOnlyOptions = {}
     close: async () => port.close?.(),
   };
   if (port.sync) readOnly.sync = port.sync.bind(port);
+  if (port.writeFiles) {
+    const writeFiles = port.writeFiles.bind(port);
+    readOnly.writeFiles = async (files) => {
+      for (const file of files) mayChange("write", file.path);
+      return writeFiles(files);
+    };
+  }
   if (port.watch) readOnly.watch = port.watch.bind(port);
   if (port.acquireLock) {
     const acquire = port.acquireLock.bind(port);

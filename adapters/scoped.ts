@@ -53,6 +53,10 @@ export function scopedStorage(port: StoragePort, options: ScopedOptions): Storag
     const sync = port.sync.bind(port);
     scoped.sync = async (path) => sync(file(path));
   }
+  if (port.writeFiles) {
+    const writeFiles = port.writeFiles.bind(port);
+    scoped.writeFiles = async (files) => writeFiles(files.map(({ path, bytes }) => ({ path: file(path), bytes })));
+  }
   if (port.acquireLock) {
     const acquire = port.acquireLock.bind(port);
     scoped.acquireLock = async (key): Promise<StorageLock> => acquire(file(key));

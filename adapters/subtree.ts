@@ -31,6 +31,10 @@ export function subtreeStorage(port: StoragePort, dir: string): StoragePortWith<
     const sync = port.sync.bind(port);
     subtree.sync = async (path) => sync(inner(path));
   }
+  if (port.writeFiles) {
+    const writeFiles = port.writeFiles.bind(port);
+    subtree.writeFiles = async (files) => writeFiles(files.map(({ path, bytes }) => ({ path: inner(path), bytes })));
+  }
   if (port.acquireLock) {
     const acquire = port.acquireLock.bind(port);
     subtree.acquireLock = async (key): Promise<StorageLock> => acquire(inner(key));

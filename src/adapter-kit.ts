@@ -4,7 +4,9 @@
  * range with `checkByteRange`), and reports failures as StorageError with one of the
  * StorageErrorCode values, which the core acts on ("not-found", "locked", "quota", ...).
  * `sessionkit/testing`'s `describePortConformance` checks the result. A port with every optional
- * method is typed as a FullStoragePort, one with some of them as a StoragePortWith.
+ * method is typed as a FullStoragePort, one with some of them as a StoragePortWith. A backend
+ * with no cheaper way to make many files durable at once gives `writeFiles` as
+ * `(files) => writeFilesThenSync(port, files)`.
  *
  * @module sessionkit/adapter-kit
  */
@@ -18,11 +20,13 @@ export {
   checkByteRange,
   clampByteRange,
   listChildren,
+  writeFilesThenSync,
   type StorageErrorCode,
   type StoragePort,
   type StoragePortWith,
   type FullStoragePort,
   type FileStat,
+  type FileToWrite,
   type DirEntry,
   type ByteRange,
   type StorageLock,

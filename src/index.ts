@@ -95,6 +95,7 @@ export {
   type StorageErrorCode,
   type StoragePort,
   type FileStat,
+  type FileToWrite,
   type DirEntry,
   type ByteRange,
   type StorageLock,

@@ -167,6 +167,17 @@ export interface StoragePort {
   /** Durability barrier for one file: resolves when its bytes survive a crash. */
   sync?(path: string): Promise<void>;
   /**
+   * Writes many files, each as `write` does (atomically), and resolves once every one of them
+   * survives a crash, as a `sync` of each would make them: one durability barrier for the lot,
+   * which a backend may share among them (node-fs fsyncs each directory once, not once per file).
+   * Every path is checked before anything is written (a bad one fails the call, writing nothing).
+   * Not a transaction: after a failure some of the files may be written. Each file's `bytes()` is
+   * called once, when the port is ready to write it (a few at a time, so the caller need not hold
+   * them all); its failure fails the call as it is. A port without a cheaper way uses
+   * {@link writeFilesThenSync}.
+   */
+  writeFiles?(files: readonly FileToWrite[]): Promise<void>;
+  /**
    * Takes an exclusive lock named `key` across processes or tabs. Fails at once with a
    * StorageError "locked" when a live owner holds it; it never waits.
    */
@@ -189,13 +200,58 @@ export interface StoragePort {
  * is a port its owner must close.
  * @category Storage
  */
-export type StoragePortWith<Method extends "sync" | "acquireLock" | "watch" | "close"> = StoragePort & Required<Pick<StoragePort, Method>>;
+export type StoragePortWith<Method extends "sync" | "writeFiles" | "acquireLock" | "watch" | "close"> = StoragePort & Required<Pick<StoragePort, Method>>;
 
 /**
- * A StoragePort with every optional method: `sync`, `acquireLock`, `watch` and `close`.
+ * A StoragePort with every optional method: `sync`, `writeFiles`, `acquireLock`, `watch` and `close`.
  * @category Storage
  */
-export type FullStoragePort = StoragePortWith<"sync" | "acquireLock" | "watch" | "close">;
+export type FullStoragePort = StoragePortWith<"sync" | "writeFiles" | "acquireLock" | "watch" | "close">;
+
+/**
+ * One file for {@link StoragePort.writeFiles}: where it goes, and its bytes, asked for once, when
+ * the port is ready to write them.
+ * @category Storage
+ */
+export interface FileToWrite {
+  /** The storage path to write. */
+  path: string;
+  /** The file's bytes; the port is done with them once `writeFiles` settles. */
+  bytes(): Promise<Uint8Array>;
+}
+
+/** Files a port without a cheaper way writes (and then syncs) at once in {@link writeFilesThenSync}. */
+const FILES_AT_ONCE = 8;
+
+/**
+ * `writeFiles` for a port whose durability costs nothing to share: every path checked first, each
+ * file written with `port.write`, then each synced with `port.sync` (when the port has one), a few
+ * at a time. After a failure, the calls under way finish before it is thrown.
+ * @category Adapter helpers
+ */
+export async function writeFilesThenSync(port: StoragePort, files: readonly FileToWrite[]): Promise<void> {
+  for (const file of files) checkStoragePath(file.path);
+  await fewAtOnce(files, async (file) => port.write(file.path, await file.bytes()));
+  const sync = port.sync?.bind(port);
+  if (sync) await fewAtOnce(files, (file) => sync(file.path));
+}
+
+/** `work` on each item, FILES_AT_ONCE at a time; none starts after a failure, which is thrown once the others settle. */
+async function fewAtOnce<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      try {
+        await work(items[next++]!);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(FILES_AT_ONCE, items.length) }, worker));
+  if (failure) throw failure.error;
+}
 
 /**
  * A live `watch` subscription.

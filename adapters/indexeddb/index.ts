@@ -13,9 +13,11 @@ import {
   checkStoragePath,
   clampByteRange,
   listChildren,
+  writeFilesThenSync,
   type ByteRange,
   type DirEntry,
   type FileStat,
+  type FileToWrite,
   type StorageLock,
   type FullStoragePort,
   type StorageWatch,
@@ -159,6 +161,11 @@ class IndexedDbPort implements IndexedDbStorage {
       if (!meta) throw await noFile(tx, "sync", path);
       await files.put(meta);
     });
+  }
+
+  /** Each file written, then synced: the syncs join the writes' batch and make it strict. */
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    return writeFilesThenSync(this, files);
   }
 
   async acquireLock(key: string): Promise<StorageLock> {

@@ -13,6 +13,7 @@ import {
   checkByteRange,
   clampByteRange,
   listChildren,
+  writeFilesThenSync,
   type ByteRange,
   type DirEntry,
   type FileStat,
@@ -24,12 +25,12 @@ import { collisionError, type InTheWay } from "../kit/collision.js";
 import { WatcherSet } from "../kit/watchers.js";
 
 /**
- * The in-memory port: a StoragePort whose optional `sync`, `acquireLock` and `watch` are always
- * there. `sync` has nothing to make durable and resolves at once (StorageError "not-found" for a
- * missing file); a lock is one within this port (there is no other process to share it with);
+ * The in-memory port: a StoragePort whose optional `sync`, `writeFiles`, `acquireLock` and `watch`
+ * are always there. `sync` has nothing to make durable and resolves at once (StorageError
+ * "not-found" for a missing file); `writeFiles` writes each file in turn; a lock is one within this port (there is no other process to share it with);
  * `watch` reports this port's own changes.
  */
-export type MemoryStorage = StoragePortWith<"sync" | "acquireLock" | "watch"> & {
+export type MemoryStorage = StoragePortWith<"sync" | "writeFiles" | "acquireLock" | "watch"> & {
   /** Always "memory". */
   readonly kind: "memory";
 };
@@ -89,7 +90,7 @@ export function memoryStorage(): MemoryStorage {
     }
   }
 
-  return {
+  const port: MemoryStorage = {
     kind: "memory",
 
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
@@ -170,6 +171,9 @@ export function memoryStorage(): MemoryStorage {
       if (!files.has(path)) throw noFile("sync", path);
     },
 
+    // Nothing to make durable: each file written in turn.
+    writeFiles: (toWrite) => writeFilesThenSync(port, toWrite),
+
     async acquireLock(key: string): Promise<StorageLock> {
       checkStoragePath(key);
       if (heldLocks.has(key)) throw new StorageError("locked", `${key} is locked by this process`, { path: key });
@@ -189,5 +193,6 @@ export function memoryStorage(): MemoryStorage {
       return watchers.add(dir, onChange);
     },
   };
+  return port;
 }
 

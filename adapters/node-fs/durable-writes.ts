@@ -7,13 +7,16 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { open, rename } from "node:fs/promises";
 import nodePath from "node:path";
-import { checkStoragePath, StorageError } from "../../src/port.js";
+import { checkStoragePath, StorageError, type FileToWrite } from "../../src/port.js";
 import { AppendHandles } from "./append-handles.js";
 import { unlinkIfPresent } from "./errors.js";
 import { PathQueue } from "../kit/path-queue.js";
 import { openNoFollow, refuseLink, type StorageRoot } from "./paths.js";
 
 const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/** Files `writeFiles` writes at once: their fsyncs overlap on the thread pool. */
+const FILES_AT_ONCE = 8;
 
 /** Whether a file name is one of an atomic write's temp files (never listed nor reported by watch). */
 export function isTempFile(name: string): boolean {
@@ -58,32 +61,69 @@ export class DurableWrites {
   async write(path: string, data: Uint8Array): Promise<void> {
     checkStoragePath(path);
     return this.queue.run(path, async () => {
-      let temp: string | undefined;
-      let dir: string;
-      try {
-        const { file, newDirParents } = await this.paths.fileToCreate(path, "write");
-        await refuseLink(file, "write", path);
-        dir = nodePath.dirname(file);
-        for (const parent of newDirParents) await syncDirectory(parent);
-        // The append handle points at the inode the rename is about to replace.
-        await this.appendHandles.drop(path);
-        this.durablyWritten.delete(path);
-        temp = tempFileFor(file);
-        const handle = await open(temp, "wx");
-        try {
-          await handle.writeFile(data);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-        await rename(temp, file);
-      } catch (error) {
-        if (temp !== undefined) await unlinkIfPresent(temp).catch(() => {});
-        throw await this.paths.failure(error, "write", path);
-      }
-      await syncDirectory(dir);
+      const dirs = new Set<string>();
+      await this.replace(path, data, dirs);
+      await Promise.all([...dirs].map(syncDirectory));
       this.durablyWritten.add(path);
     });
+  }
+
+  /**
+   * Replaces each file as `write` does, FILES_AT_ONCE at a time, but fsyncs each directory once,
+   * after the last rename, not once per file: durable together when this resolves. `onWritten`
+   * is told each path once its rename is made.
+   */
+  async writeFiles(files: readonly FileToWrite[], onWritten: (path: string) => void): Promise<void> {
+    for (const file of files) checkStoragePath(file.path);
+    const dirs = new Set<string>();
+    let next = 0;
+    let failure: { error: unknown } | undefined;
+    const writeInTurn = async (): Promise<void> => {
+      while (failure === undefined && next < files.length) {
+        const { path, bytes } = files[next++]!;
+        try {
+          // Asked for outside the queue: the caller reads its bytes while other files are written.
+          const data = await bytes();
+          await this.queue.run(path, () => this.replace(path, data, dirs));
+          onWritten(path);
+        } catch (error) {
+          failure ??= { error };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(FILES_AT_ONCE, files.length) }, writeInTurn));
+    if (failure) throw failure.error;
+    await Promise.all([...dirs].map(syncDirectory));
+  }
+
+  /**
+   * Writes `data` to a temp file beside `path`'s file, fsyncs it and renames it over the file:
+   * after a crash the file holds the old bytes or the new ones. The rename survives a crash once
+   * the directories added to `dirs` are fsynced: the file's, and those `mkdir -p` made new entries in.
+   */
+  private async replace(path: string, data: Uint8Array, dirs: Set<string>): Promise<void> {
+    let temp: string | undefined;
+    try {
+      const { file, newDirParents } = await this.paths.fileToCreate(path, "write");
+      await refuseLink(file, "write", path);
+      for (const parent of newDirParents) dirs.add(parent);
+      // The append handle points at the inode the rename is about to replace.
+      await this.appendHandles.drop(path);
+      this.durablyWritten.delete(path);
+      temp = tempFileFor(file);
+      const handle = await open(temp, "wx");
+      try {
+        await handle.writeFile(data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, file);
+      dirs.add(nodePath.dirname(file));
+    } catch (error) {
+      if (temp !== undefined) await unlinkIfPresent(temp).catch(() => {});
+      throw await this.paths.failure(error, "write", path);
+    }
   }
 
   /** Cuts the file to `size` bytes, no more than it holds. */

@@ -60,6 +60,7 @@ export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
     truncate: (path, size) => client.truncate(path, size),
     remove: (path) => client.remove(path),
     sync: (path) => client.sync(path),
+    writeFiles: (files) => client.writeFiles(files),
     acquireLock: (key) => client.acquireLock(key),
     watch: (dir, onChange) => changes.watch(dir, onChange),
     // Ending the worker frees its handles and Web Locks even if the close call failed.

@@ -12,9 +12,11 @@ import {
   parentDir,
   checkByteRange,
   clampByteRange,
+  writeFilesThenSync,
   type ByteRange,
   type DirEntry,
   type FileStat,
+  type FileToWrite,
   type StorageLock,
   type FullStoragePort,
   type StorageWatch,
@@ -235,6 +237,11 @@ class OpfsPort implements OpfsStorage {
         throw new StorageError("not-found", `cannot sync ${JSON.stringify(path)}: no such file`, { path });
       }
     });
+  }
+
+  /** Each file written (flushed before its move), then synced. */
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    return writeFilesThenSync(this, files);
   }
 
   /**

@@ -31,9 +31,11 @@ import {
   checkByteRange,
   checkStoragePath,
   clampByteRange,
+  writeFilesThenSync,
   type ByteRange,
   type DirEntry,
   type FileStat,
+  type FileToWrite,
   type StorageLock,
   type FullStoragePort,
   type StorageWatch,
@@ -221,6 +223,11 @@ class PostgresPort implements PostgresStorage {
   async sync(path: string): Promise<void> {
     checkStoragePath(path);
     return this.mutate({ kind: "barrier", path });
+  }
+
+  /** Each file written in a transaction of its own: committed, so durable, as each resolves. */
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    return writeFilesThenSync(this, files);
   }
 
   async acquireLock(key: string): Promise<StorageLock> {

@@ -10,7 +10,18 @@
  * made meanwhile wait until its commit is sent. Over an endpoint, calls made in one turn of the
  * event loop travel as one message (up to `chunkBytes` of payload), and so do their replies.
  */
-import { StorageError, checkStoragePath, type ByteRange, type DirEntry, type FileStat, type FullStoragePort, type StorageLock, type StorageWatch } from "../../src/port.js";
+import {
+  StorageError,
+  checkStoragePath,
+  writeFilesThenSync,
+  type ByteRange,
+  type DirEntry,
+  type FileStat,
+  type FileToWrite,
+  type FullStoragePort,
+  type StorageLock,
+  type StorageWatch,
+} from "../../src/port.js";
 import { listen, messageData, type MessageEndpoint } from "./endpoint.js";
 import {
   DEFAULT_CHUNK_BYTES,
@@ -202,6 +213,11 @@ class RpcClient implements RpcStorage {
 
   async sync(path: string): Promise<void> {
     await this.call({ op: "sync", path }, path);
+  }
+
+  /** The served port's `write` of each file, then its `sync` of each: no message of its own. */
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    return writeFilesThenSync(this, files);
   }
 
   async acquireLock(key: string): Promise<StorageLock> {

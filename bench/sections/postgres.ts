@@ -2,7 +2,7 @@
  * PostgreSQL store vs node-fs, on a private cluster this section starts (and deletes) itself:
  * appends with a flush every 4 and their cost in rows, bytes and WAL per entry; open + context
  * of the 50 MB pi-written session; listing the 300 sessions; four writer processes at once; how
- * soon a killed writer's lock is free.
+ * soon a killed writer's lock is free; how much a 64 MiB write delays another session's flushes.
  */
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -11,16 +11,20 @@ import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { postgresStorage, type PostgresStorage } from "../../adapters/postgres/index.js";
 import { CATALOG_DIR } from "../../src/session/listing.js";
 import { SessionManager, isStorageError } from "../../src/index.js";
+import { pseudoRandomBytes } from "../../src/testing/index.js";
 import { startCluster } from "../../test/postgres/cluster.js";
+import { HEAD_OF_LINE_BOUND_MS, headOfLineRound, percentile, type HeadOfLineRound } from "../../test/postgres/head-of-line.js";
 import { runManyWriters, startWriter } from "../../test/postgres/many-writers.js";
 import { APPEND_CWD, appendMessages, meanEntryBytes } from "../lib/appends.js";
 import { LIST_CWD, LIST_ROOT, LIST_SESSION_DIR, OPEN_ROOT, SCRATCH_DIR, ensureListSessions, ensureOpenSession } from "../lib/data.js";
-import { formatMs, formatRate, interleave, type Case, type Sample } from "../lib/measure.js";
-import { ratio, type Row } from "../lib/report.js";
+import { formatMs, formatRate, interleave, summarize, type Case, type Sample } from "../lib/measure.js";
+import { ratio, verdict, type Row } from "../lib/report.js";
 
 const APPENDS = 10_000;
 const FLUSH_EVERY = 4;
 const WRITERS = { processes: 4, sessions: 25, entries: 100, flushEvery: 4 };
+/** The large write of the head-of-line rounds, as test/postgres/head-of-line.test.ts writes it. */
+const HEAD_OF_LINE_WRITE_BYTES = 64 << 20;
 const timing = (s: Sample) => `${formatMs(s.median)} (min ${formatMs(s.min)})`;
 const info = (row: Omit<Row, "target" | "verdict">): Row => ({ ...row, target: "—", verdict: "info" });
 
@@ -42,12 +46,13 @@ export async function benchPostgres(runs: number): Promise<{ rows: Row[]; notes:
       ...(await listingVsNodeFs(runs, port("list"))),
       ...(await manyWriters(cluster.url)),
       ...(await lockAfterKill(cluster.url, port("locks"))),
+      ...(await headOfLine(runs, port("hol"))),
     ];
     const [{ setting }] = (await admin.query<{ setting: string }>("SELECT current_setting('synchronous_commit') AS setting")).rows as [{ setting: string }];
     return {
       rows,
       notes: [
-        `postgres: a private PostgreSQL ${(await admin.query("SHOW server_version")).rows[0].server_version} cluster started by the bench on loopback (synchronous_commit ${setting}, fsync on), one schema per measurement; node-fs peers run in the same process on the same data. ${runs} interleaved rounds after a warm-up. Appends: ${APPENDS.toLocaleString("en-US")} of the append workload (mean entry ${Math.round(meanEntryBytes(APPENDS))} bytes), \`await flush()\` every ${FLUSH_EVERY}. Many writers: ${WRITERS.processes} processes × ${WRITERS.sessions} sessions at once, ${WRITERS.entries} entries each, flush every ${WRITERS.flushEvery}, timed from the go (all loaded) to the last process done.`,
+        `postgres: a private PostgreSQL ${(await admin.query("SHOW server_version")).rows[0].server_version} cluster started by the bench on loopback (synchronous_commit ${setting}, fsync on), one schema per measurement; node-fs peers run in the same process on the same data. ${runs} interleaved rounds after a warm-up. Appends: ${APPENDS.toLocaleString("en-US")} of the append workload (mean entry ${Math.round(meanEntryBytes(APPENDS))} bytes), \`await flush()\` every ${FLUSH_EVERY}. Many writers: ${WRITERS.processes} processes × ${WRITERS.sessions} sessions at once, ${WRITERS.entries} entries each, flush every ${WRITERS.flushEvery}, timed from the go (all loaded) to the last process done. Head of line: test/postgres/head-of-line.ts's rounds, one session appending an entry of ~1 KB and flushing in a loop while a ${HEAD_OF_LINE_WRITE_BYTES >> 20} MiB \`write\` to another session runs (on a connection of its own, in 256 KiB statements), then as many flushes for as long with nothing else running (the control); a round's delay is its worst flush during the write minus the control's worst (the machine's own noise), one warm-up round then ${runs}, the median delay against the ${HEAD_OF_LINE_BOUND_MS} ms bound docs/postgres.md gives (one statement).`,
       ],
     };
   } finally {
@@ -211,4 +216,57 @@ async function lockAfterKill(url: string, storage: PostgresStorage): Promise<Row
   } finally {
     holder.child.kill("SIGKILL");
   }
+}
+
+/** A session's flushes beside a 64 MiB write to another, against the same flushes with nothing else running. */
+async function headOfLine(runs: number, storage: PostgresStorage): Promise<Row[]> {
+  const sm = await SessionManager.create(storage, APPEND_CWD, { deferUntilAssistant: false });
+  sm.appendMessage({ role: "user", content: "start", timestamp: Date.now() });
+  await sm.flush();
+  const big = pseudoRandomBytes(HEAD_OF_LINE_WRITE_BYTES, 7);
+  const path = "sessions/--other--/big.jsonl";
+  const rounds: HeadOfLineRound[] = [];
+  for (let n = 0; n <= runs; n++) {
+    const round = await headOfLineRound(storage, sm, big, path, n);
+    if (round.storedBytes !== big.length) throw new Error(`postgres bench: the ${HEAD_OF_LINE_WRITE_BYTES >> 20} MiB write stored ${round.storedBytes} bytes`);
+    await storage.remove(path);
+    // The first round warms up (JIT, the large write's connection).
+    if (n > 0) rounds.push(round);
+  }
+  await sm.close();
+  const delay = summarize(rounds.map((round) => round.delay));
+  const median = (pick: (round: HeadOfLineRound) => number) => summarize(rounds.map(pick)).median;
+  const duringWorst = median((round) => Math.max(...round.during));
+  const controlWorst = median((round) => Math.max(...round.control));
+  const duringP50 = median((round) => percentile(round.during, 0.5));
+  const controlP50 = median((round) => percentile(round.control, 0.5));
+  const duringP99 = median((round) => percentile(round.during, 0.99));
+  const controlP99 = median((round) => percentile(round.control, 0.99));
+  const flushes = median((round) => round.during.length);
+  const writeMs = median((round) => round.writeMs);
+  const signed = (ms: number) => `${ms < 0 ? "−" : "+"}${formatMs(Math.abs(ms))}`;
+  return [
+    {
+      name: `head of line: another session's worst flush during a ${HEAD_OF_LINE_WRITE_BYTES >> 20} MiB write, over its worst with nothing else running (as long)`,
+      ours: `${signed(delay.median)} (rounds: ${rounds.map((round) => signed(round.delay)).join(", ")})`,
+      peer: `worst ${formatMs(duringWorst)} during vs ${formatMs(controlWorst)} idle; p99 ${formatMs(duringP99)} vs ${formatMs(controlP99)}; p50 ${formatMs(duringP50)} vs ${formatMs(controlP50)}; ${flushes} flushes in ${formatMs(writeMs)}`,
+      ratio: "",
+      target: `≤ ${HEAD_OF_LINE_BOUND_MS} ms`,
+      verdict: verdict(delay.median <= HEAD_OF_LINE_BOUND_MS),
+      key: "postgres.headOfLine",
+      figures: {
+        delayMs: delay.median,
+        maxDelayMs: delay.max,
+        duringWorstMs: duringWorst,
+        controlWorstMs: controlWorst,
+        duringP50Ms: duringP50,
+        controlP50Ms: controlP50,
+        duringP99Ms: duringP99,
+        controlP99Ms: controlP99,
+        flushesDuring: flushes,
+        writeMs,
+        targetMs: HEAD_OF_LINE_BOUND_MS,
+      },
+    },
+  ];
 }

@@ -1,9 +1,9 @@
 /**
- * Committing a planned import: blobs first, then sessions, several at once; a storage failure
- * undoes what was written.
+ * Committing a planned import: blobs first, several at once and durable together, then sessions;
+ * a storage failure undoes what was written.
  */
 import { BlobStore } from "../blobs/blob-store.js";
-import { isStorageError, type StorageLock, type StoragePort } from "../port.js";
+import { isStorageError, writeFilesThenSync, type FileToWrite, type StorageLock, type StoragePort } from "../port.js";
 import { forEachInOrder } from "./concurrency.js";
 import { ArchiveError } from "./errors.js";
 import type { BlobSource } from "./import-form.js";
@@ -14,13 +14,13 @@ export type WriteOp =
   | { kind: "write"; path: string; bytes: () => Promise<Uint8Array>; locks: boolean }
   | { kind: "append"; path: string; bytes: () => Promise<Uint8Array>; locks: boolean };
 
-/**
- * Files written at once: their fsyncs and renames overlap (node-fs: 200 blobs take ~3× longer one
- * by one). Each records its undo before it starts; a failure waits for the others to settle.
- */
-const WRITE_CONCURRENCY = 8;
+/** Sessions synced at once: their fsyncs overlap (node-fs). */
+const SYNC_CONCURRENCY = 8;
 
-/** Blobs first (a session never points at a blob that is not there yet), then sessions. */
+/**
+ * Blobs first, in one `writeFiles` (a port shares their durability: node-fs fsyncs each directory
+ * once, not once per blob), durable before a session names them; then sessions, each synced.
+ */
 export async function commit(storage: StoragePort, blobStore: BlobStore, blobs: readonly BlobSource[], ops: readonly WriteOp[], onProgress?: (p: ArchiveProgress) => void): Promise<void> {
   const undo: { path: string; run: () => Promise<void> }[] = [];
   const locks: StorageLock[] = [];
@@ -32,16 +32,25 @@ export async function commit(storage: StoragePort, blobStore: BlobStore, blobs: 
       current = path;
       if (storage.acquireLock) locks.push(await storage.acquireLock(path));
     }
-    await forEachInOrder(
-      blobs,
-      WRITE_CONCURRENCY,
-      async (blob) => {
-        const path = blobStore.pathOf(blob.hash);
-        await failingAt(path, async () => writeWithUndo(storage, path, await blob.read(), undo));
-        return path;
-      },
-      (path) => onProgress?.({ phase: "write", member: path, done: ++done, total }),
-    );
+    const blobFiles: FileToWrite[] = blobs.map((blob) => {
+      const path = blobStore.pathOf(blob.hash);
+      const bytes = () =>
+        failingAt(path, async () => {
+          // Asked for by the port right before it writes the blob: its undo is recorded first.
+          await recordUndo(storage, path, undo);
+          const read = await blob.read();
+          onProgress?.({ phase: "write", member: path, done: ++done, total });
+          return read;
+        });
+      return { path, bytes };
+    });
+    try {
+      await (storage.writeFiles ? storage.writeFiles(blobFiles) : writeFilesThenSync(storage, blobFiles));
+    } catch (error) {
+      if (error instanceof FailedAt) throw error;
+      const path = isStorageError(error) ? error.path : undefined;
+      throw new FailedAt(path !== undefined && blobFiles.some((file) => file.path === path) ? path : blobStore.dir, error);
+    }
     for (const op of ops) {
       current = op.path;
       const bytes = await op.bytes();
@@ -50,13 +59,14 @@ export async function commit(storage: StoragePort, blobStore: BlobStore, blobs: 
         undo.push({ path: op.path, run: () => (before ? storage.truncate(op.path, before.size) : storage.remove(op.path)) });
         await storage.append(op.path, bytes);
       } else {
-        await writeWithUndo(storage, op.path, bytes, undo);
+        await recordUndo(storage, op.path, undo);
+        await storage.write(op.path, bytes);
       }
       onProgress?.({ phase: "write", member: op.path, done: ++done, total });
     }
     const sync = storage.sync?.bind(storage);
     if (sync) {
-      await forEachInOrder([...new Set(undo.map((u) => u.path))], WRITE_CONCURRENCY, (path) => failingAt(path, () => sync(path)));
+      await forEachInOrder([...new Set(ops.map((op) => op.path))], SYNC_CONCURRENCY, (path) => failingAt(path, () => sync(path)));
     }
   } catch (thrown) {
     const { path: member, cause: error } = thrown instanceof FailedAt ? thrown : { path: current, cause: thrown };
@@ -94,8 +104,8 @@ async function failingAt<T>(path: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-async function writeWithUndo(storage: StoragePort, path: string, bytes: Uint8Array, undo: { path: string; run: () => Promise<void> }[]): Promise<void> {
+/** Records how to put `path` back as it is now: removed when missing, else its bytes written back. */
+async function recordUndo(storage: StoragePort, path: string, undo: { path: string; run: () => Promise<void> }[]): Promise<void> {
   const before = (await storage.stat(path)) === null ? null : await storage.read(path);
   undo.push({ path, run: () => (before ? storage.write(path, before) : storage.remove(path)) });
-  await storage.write(path, bytes);
 }

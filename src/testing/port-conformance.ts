@@ -5,7 +5,7 @@
  * Each test works below its own unique directory, so `makePort` may hand out one shared port.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StorageError, isStorageError, type StorageErrorCode, type StoragePort } from "../port.js";
+import { StorageError, isStorageError, writeFilesThenSync, type FileToWrite, type StorageErrorCode, type StoragePort } from "../port.js";
 import { waitFor } from "./wait.js";
 
 /** What `makePort` hands {@link describePortConformance} for each test. */
@@ -192,6 +192,66 @@ export function describePortConformance(
       await port.append(path, encoder.encode("+more"));
 
       expect(await readText(path)).toBe("fresh+more");
+    });
+
+    /** The port's `writeFiles`, or the fallback the core uses for a port without one. */
+    function writeFiles(files: readonly FileToWrite[]): Promise<void> {
+      return port.writeFiles ? port.writeFiles(files) : writeFilesThenSync(port, files);
+    }
+
+    /** Files whose `bytes()` count their calls and can be made to fail. */
+    function filesToWrite(contents: Record<string, string | Error>): { files: FileToWrite[]; asked: Map<string, number> } {
+      const asked = new Map<string, number>();
+      const files = Object.entries(contents).map(([path, content]) => ({
+        path,
+        bytes: async () => {
+          asked.set(path, (asked.get(path) ?? 0) + 1);
+          if (content instanceof Error) throw content;
+          return encoder.encode(content);
+        },
+      }));
+      return { files, asked };
+    }
+
+    it("writeFiles writes each file as write does, asking for each one's bytes once", async () => {
+      await port.append(`${dir}/many/replaced.txt`, encoder.encode("a longer old version, appended"));
+      const contents: Record<string, string> = { [`${dir}/many/replaced.txt`]: "new", [`${dir}/many/deep/new.txt`]: "made with its directory" };
+      for (let i = 0; i < 20; i++) contents[`${dir}/many/blobs/${String(i).padStart(2, "0")}`] = `blob ${i}`;
+      const { files, asked } = filesToWrite(contents);
+
+      await writeFiles(files);
+
+      for (const [path, text] of Object.entries(contents)) expect(await readText(path), path).toBe(text);
+      expect([...asked.values()]).toEqual(files.map(() => 1));
+      expect((await port.list(`${dir}/many/blobs`)).map((entry) => entry.name)).toEqual(Object.keys(contents).slice(2).map((path) => path.slice(-2)));
+      await port.append(`${dir}/many/replaced.txt`, encoder.encode("+appended"));
+      expect(await readText(`${dir}/many/replaced.txt`)).toBe("new+appended");
+      await writeFiles([]);
+    });
+
+    it("writeFiles checks every path before it writes anything", async () => {
+      for (const invalid of INVALID_PATHS) {
+        const { files, asked } = filesToWrite({ [`${dir}/valid.txt`]: "valid", [invalid]: "invalid" });
+        await expectStorageError(writeFiles(files), "invalid", invalid);
+        expect(asked.size, invalid).toBe(0);
+      }
+      expect(await port.stat(`${dir}/valid.txt`)).toBeNull();
+    });
+
+    it("writeFiles fails with a failing bytes() as it is, leaving no part of that file", async () => {
+      const failure = new Error("the source of this file failed");
+      const contents: Record<string, string | Error> = {};
+      for (let i = 0; i < 12; i++) contents[`${dir}/partly/${String(i).padStart(2, "0")}`] = i === 5 ? failure : `file ${i}`;
+      const { files } = filesToWrite(contents);
+
+      await expect(writeFiles(files)).rejects.toBe(failure);
+
+      // Not a transaction: files other than the failed one may be there, each whole.
+      const listed = await port.list(`${dir}/partly`);
+      expect(listed.map((entry) => entry.name)).not.toContain("05");
+      for (const entry of listed) expect(await readText(`${dir}/partly/${entry.name}`)).toBe(contents[`${dir}/partly/${entry.name}`]);
+      await writeFiles(filesToWrite({ [`${dir}/partly/05`]: "written after all" }).files);
+      expect(await readText(`${dir}/partly/05`)).toBe("written after all");
     });
 
     it("truncate cuts a file, and later appends continue from the cut", async () => {

@@ -25,7 +25,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
       "CompactionEntry", "ConflictPolicy", "ContextModel", "ContextOptions", "CustomEntry", "CustomMessageEntry",
       "DeleteSessionOptions", "DeleteSessionResult", "DirEntry", "ExportOptions", "ExportSessionSpec", "ExportSummary",
-      "FileExtent", "FileStat", "FindOptions", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
+      "FileExtent", "FileStat", "FileToWrite", "FindOptions", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
       "ImportAction", "ImportOptions", "ImportSummary", "ImportedSession", "KnownSessionEntry", "LabelEntry", "LeafEntry",
       "LineProblem", "LineProblemKind", "ListOptions", "MessageEntry", "ModeChangeEntry", "ModelChangeEntry", "NewSessionOptions",
       "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "RedactionCounts", "ScanOptions",
@@ -40,9 +40,9 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   "./adapter-kit": {
     values: [
       "StorageError", "baseName", "checkByteRange", "checkStoragePath", "clampByteRange", "isStorageError", "joinPath",
-      "listChildren", "parentDir",
+      "listChildren", "parentDir", "writeFilesThenSync",
     ],
-    types: ["ByteRange", "DirEntry", "FileStat", "FullStoragePort", "StorageErrorCode", "StorageLock", "StoragePort", "StoragePortWith", "StorageWatch"],
+    types: ["ByteRange", "DirEntry", "FileStat", "FileToWrite", "FullStoragePort", "StorageErrorCode", "StorageLock", "StoragePort", "StoragePortWith", "StorageWatch"],
   },
   "./testing": {
     values: ["checksum", "describePortConformance", "expectStorageError", "pseudoRandomBytes", "waitFor"],

@@ -106,6 +106,19 @@ describe("nodeFsStorage with real files", () => {
     expect(await readdir(path.join(root, "dir"))).toEqual(["occupied"]);
   });
 
+  it("a failed writeFiles removes the failed file's temp file, names its path, and leaves the others whole", async () => {
+    await mkdir(path.join(root, "dir", "occupied"), { recursive: true });
+    const names = ["a", "b", "occupied", "c", "d"];
+    const files = names.map((name) => ({ path: `dir/${name}`, bytes: async () => encoder.encode(`bytes of ${name}`) }));
+
+    const error = await expectStorageError(port.writeFiles(files), "io");
+
+    expect(error.path).toBe("dir/occupied");
+    const left = await readdir(path.join(root, "dir"));
+    expect(left.filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    for (const name of left.filter((name) => name !== "occupied")) expect(await readFile(path.join(root, "dir", name), "utf8")).toBe(`bytes of ${name}`);
+  });
+
   it("list hides its own temp files", async () => {
     await port.write("dir/real.txt", encoder.encode("x"));
     await writeFile(path.join(root, "dir", ".real.txt.0123456789ab.tmp"), "leftover of a crash");

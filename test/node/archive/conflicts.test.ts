@@ -384,6 +384,10 @@ describe("commit failures", () => {
         calls.push(`append ${path}`);
         return target.storage.append(path, data);
       },
+      writeFiles: async (files) => {
+        calls.push(...files.map((file) => `writeFiles ${file.path}`));
+        return target.storage.writeFiles(files);
+      },
       write: async (path, data) => {
         calls.push(`write ${path}`);
         if (path.endsWith(".jsonl")) throw new StorageError("quota", "disk full", { path });
@@ -391,8 +395,8 @@ describe("commit failures", () => {
       },
     };
     const error = await importArchive(failing, full.bytes, OWN_STORE).catch((e) => e);
-    expect(calls.map((c) => c.split(" ")[0])).toEqual(["write", "append", "write"]);
-    expect(calls[0]).toMatch(/^write blobs\/[0-9a-f]{64}$/);
+    expect(calls.map((c) => c.split(" ")[0])).toEqual(["writeFiles", "append", "write"]);
+    expect(calls[0]).toMatch(/^writeFiles blobs\/[0-9a-f]{64}$/);
     expect(calls[1]).toBe(`append ${extended}`);
     expect(error).toBeInstanceOf(ArchiveError);
     expect(error).toMatchObject({ code: "write-failed", member: created });

@@ -19,6 +19,7 @@ import { ArchiveError, exportArchive, importArchive } from "../../../src/archive
 import { parseSessionBytes, scanSessionBytes, type SessionScan } from "../../../src/archive/session-bytes.js";
 import { SessionManager } from "../../../src/index.js";
 import { StorageError, type StoragePort } from "../../../src/port.js";
+import type { NodeFsStorage } from "../../../adapters/node-fs/index.js";
 import { CORPUS_DIR, loadPiReference } from "../../shared/corpus.js";
 import { editManifest, patchField, rebuildZip, zipBytes, zipMembers } from "../../shared/zip-fixtures.js";
 import { assistant, exportToBytes, listing, memorySink, noise, OWN_STORE, sha256, tempStore, user, type TempStore } from "./helpers.js";
@@ -298,33 +299,56 @@ describe("stored members and concurrent writes", () => {
     expect(await listing(empty.root)).toEqual([]);
   });
 
-  it("writes failing while others are under way: the first one is named, every write of the import is undone", async () => {
-    const { archive } = await sessionWithImages(24);
-    const target = await store();
-    const before = await listing(target.root);
-    const written: string[] = [];
-    const failing: StoragePort = {
-      ...target.storage,
-      kind: target.storage.kind,
+  /**
+   * Blob writes finish out of order; the 10th fails while later ones are under way, and the 12th
+   * (started meanwhile) fails after it. Through node-fs's `writeFiles` (the failures come with the
+   * files' bytes) and through the fallback for a port without one (`write` fails).
+   */
+  const failingPorts: Record<string, (storage: NodeFsStorage, started: string[]) => StoragePort> = {
+    writeFiles: (storage, started) => ({
+      ...storage,
+      writeFiles: (files) =>
+        storage.writeFiles(
+          files.map(({ path, bytes }) => ({
+            path,
+            bytes: async () => {
+              const n = started.push(path);
+              await new Promise((resolve) => setTimeout(resolve, n === 10 ? 30 : n === 12 ? 80 : (n * 7) % 11));
+              if (n === 10 || n === 12) throw new StorageError("io", `device error ${n}`, { path });
+              return bytes();
+            },
+          })),
+        ),
+    }),
+    "write (a port without writeFiles)": (storage, started) => ({
+      ...storage,
+      writeFiles: undefined,
       write: async (path, data) => {
-        const n = written.push(path);
-        // Writes finish out of order; the 10th fails while later ones are under way, and the
-        // 12th (started meanwhile) fails after it.
+        const n = started.push(path);
         await new Promise((resolve) => setTimeout(resolve, n === 10 ? 30 : n === 12 ? 80 : (n * 7) % 11));
         if (n === 10 || n === 12) throw new StorageError("io", `device error ${n}`, { path });
-        return target.storage.write(path, data);
+        return storage.write(path, data);
       },
-    };
-    const error = await importArchive(failing, archive, OWN_STORE).catch((e: unknown) => e);
-    const writes = written.length;
-    expect(error).toMatchObject({ code: "write-failed", member: written[9], message: expect.stringContaining("device error 10") });
-    expect((error as Error).message).toContain("every change of this import was undone");
-    expect(writes).toBeGreaterThan(10);
-    expect(await listing(target.root)).toEqual(before);
-    // Nothing lands later either: the writes under way were waited for before undoing.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await listing(target.root)).toEqual(before);
-  });
+    }),
+  };
+
+  for (const [through, failingPort] of Object.entries(failingPorts)) {
+    it(`writes failing while others are under way (${through}): the first one is named, every write of the import is undone`, async () => {
+      const { archive } = await sessionWithImages(24);
+      const target = await store();
+      const before = await listing(target.root);
+      const started: string[] = [];
+      const error = await importArchive(failingPort(target.storage, started), archive, OWN_STORE).catch((e: unknown) => e);
+      const writes = started.length;
+      expect(error).toMatchObject({ code: "write-failed", member: started[9], message: expect.stringContaining("device error 10") });
+      expect((error as Error).message).toContain("every change of this import was undone");
+      expect(writes).toBeGreaterThan(10);
+      expect(await listing(target.root)).toEqual(before);
+      // Nothing lands later either: the writes under way were waited for before undoing.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await listing(target.root)).toEqual(before);
+    });
+  }
 });
 
 describe("sessions checked while they inflate", () => {
