@@ -4,7 +4,8 @@ import { PromptHistory } from "../src/history/prompt-history.js";
 import { searchSessions, type SearchHit } from "../src/search/search.js";
 import { storeSessionDir } from "../src/session/paths.js";
 import type { HistoryEntry } from "../src/history/history-db.js";
-import type { AgentName } from "./agent-stores.js";
+import type { AgentName } from "./command.js";
+import type { HistoryArgs, SearchArgs } from "./commands/search.js";
 import type { Run } from "./run.js";
 import { searchProgress } from "./progress.js";
 import { oneLine } from "./render.js";
@@ -18,7 +19,7 @@ type FoundHit = SearchHit & { agent: AgentName; store: string };
 /** A prompt with the agent and store it comes from. */
 type FoundPrompt = HistoryEntry & { agent: AgentName; store: string };
 
-export async function searchCommand(run: Run): Promise<number> {
+export async function searchCommand(run: Run<SearchArgs>): Promise<number> {
   const stores = await run.stores();
   const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
   const limit = run.args.limit ?? DEFAULT_LIMIT;
@@ -59,7 +60,7 @@ export async function searchCommand(run: Run): Promise<number> {
   return 0;
 }
 
-export async function historyCommand(run: Run): Promise<number> {
+export async function historyCommand(run: Run<HistoryArgs>): Promise<number> {
   const stores = await run.stores();
   const limit = run.args.limit ?? DEFAULT_LIMIT;
   const query = run.args.target.trim();
