@@ -56,6 +56,8 @@ export interface SearchHit {
 const DEFAULT_LIMIT = 50;
 /** Candidates fetched per hit wanted: phrases and prefixes may fail the check against the text. */
 const CANDIDATES_PER_HIT = 4;
+/** Candidates' lines read at once (a limit of Infinity reads them this many at a time). */
+const MAX_READS_AT_ONCE = 64;
 
 /** Searches run one at a time: they share the index kept open (search-index.ts). */
 let queue: Promise<unknown> = Promise.resolve();
@@ -150,15 +152,20 @@ async function checkCandidates(storage: StoragePort, rows: CandidateRow[], units
   const patterns = units.map(unitPattern);
   const hits: SearchHit[] = [];
   const decoder = new TextDecoder();
-  for (const row of rows) {
-    if (hits.length >= limit) break;
-    const bytes = await storage.read(row.path, { offset: row.lineOffset, length: row.lineLength }).catch(() => null);
-    if (!bytes) continue;
-    const raw = recordOfLine(decoder.decode(bytes), row.part);
-    const record = raw && decode(row.dialect as SessionDialect, raw);
-    const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
-    if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
-    hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, patterns), score: -row.rank });
+  // The lines are read a batch at a time, as many as hits are still wanted, all at once: one
+  // after the other, 50 reads of a search waited for each other (each an open, a read, a close).
+  for (let next = 0; next < rows.length && hits.length < limit; ) {
+    const batch = rows.slice(next, (next += Math.min(limit - hits.length, MAX_READS_AT_ONCE)));
+    const lines = await Promise.all(batch.map((row) => storage.read(row.path, { offset: row.lineOffset, length: row.lineLength }).catch(() => null)));
+    for (const [i, row] of batch.entries()) {
+      const bytes = lines[i];
+      if (!bytes || hits.length >= limit) continue;
+      const raw = recordOfLine(decoder.decode(bytes), row.part);
+      const record = raw && decode(row.dialect as SessionDialect, raw);
+      const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
+      if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
+      hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, patterns), score: -row.rank });
+    }
   }
   return hits;
 }
