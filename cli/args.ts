@@ -1,7 +1,7 @@
 /**
  * The command line's first look: which command it runs, or whether it asks for the help or the
  * version. Nothing of any command is loaded for it; the command's module parses its flags and
- * arguments (command-table.ts).
+ * arguments (commands.ts).
  */
 import { parseArgs } from "node:util";
 import { GLOBAL_OPTIONS, isCommandName, parseArgsMessage, type CommandName } from "./command.js";

@@ -12,6 +12,10 @@ export type AgentName = (typeof AGENTS)[number];
 export const COMMAND_NAMES = ["ls", "show", "context", "tree", "verify", "migrate", "export", "import", "serve", "search", "history", "scan", "sync", "stats"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
+/** The tables `stats --by` chooses from (listed by the help, checked by commands/stats.ts). */
+export const STATS_TABLES = ["day", "model", "project", "agent", "session"] as const;
+export type StatsTable = (typeof STATS_TABLES)[number];
+
 export function isCommandName(word: string): word is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(word);
 }

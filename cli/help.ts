@@ -2,12 +2,8 @@
  * The help texts: `sessionkit --help` and each command's (`sessionkit <command> --help`). Loaded
  * for them alone: it needs none of the commands' modules.
  */
-import { AGENTS, COMMAND_NAMES, type CommandName } from "./command.js";
+import { AGENTS, COMMAND_NAMES, STATS_TABLES, type CommandName } from "./command.js";
 import { EXIT_CODES } from "./exit-codes.js";
-
-/** The tables `stats --by` chooses from (commands/stats.ts checks --by against them). */
-export const STATS_TABLES = ["day", "model", "project", "agent", "session"] as const;
-export type StatsTable = (typeof STATS_TABLES)[number];
 
 const HELP_WIDTH = 100;
 

@@ -4,9 +4,9 @@
  * exports them as archives and imports archives and session files into it.
  * Exit codes: one table for every command, EXIT_CODES in exit-codes.ts.
  *
- * This module loads only what finds the command (args.ts); the command's module, the code it runs
- * and the error reporting are imported when needed: `--help` loads the help text alone, `ls` none
- * of the archive, search or server code.
+ * This module loads only what finds the command (args.ts); the commands (commands.ts), the code
+ * the command runs and the error reporting are imported when needed: `--help` loads the help text
+ * alone, `ls` none of the archive, search or server code.
  */
 import packageJson from "../package.json" with { type: "json" };
 import { scanCommandLine } from "./args.js";
@@ -42,18 +42,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (line.kind === "usage") return (await import("./report.js")).reportUsage(io, line.message);
-  // What runs every command loads while the command's own code does (awaited, or failing, below).
-  const commands = import("./commands.js");
-  commands.catch(() => {});
+  let commands;
   let parsed;
   try {
-    parsed = await (await import("./command-table.js")).parseCommand(argv, line.command);
+    commands = await import("./commands.js");
+    parsed = await commands.parseCommand(argv, line.command);
   } catch (error) {
     return fail(error);
   }
   try {
-    const { runCommand } = await commands;
-    return await runCommand(parsed, io);
+    return await commands.runCommand(parsed, io);
   } catch (error) {
     return fail(error, parsed.args.command);
   }

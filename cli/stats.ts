@@ -11,7 +11,7 @@ import { matchesQuery, readSessionUsage, summarizeUsage, type SessionRow, type S
 import { totalTokens, type Usage } from "../src/insights/usage.js";
 import { SessionManager } from "../src/session/session-manager.js";
 import type { StatsArgs } from "./commands/stats.js";
-import type { StatsTable } from "./help.js";
+import type { StatsTable } from "./command.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type Progress } from "./progress.js";
 import { oneLine } from "./render.js";

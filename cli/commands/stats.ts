@@ -1,7 +1,6 @@
 /** `stats`: its flags. */
-import { defineCommand } from "../command.js";
+import { defineCommand, STATS_TABLES, type StatsTable } from "../command.js";
 import { UsageError } from "../errors.js";
-import { STATS_TABLES, type StatsTable } from "../help.js";
 import { checkScope } from "./shared.js";
 
 export interface StatsArgs {
