@@ -85,7 +85,7 @@ export function searchSessions(storage: StoragePort, query: string, options: Sea
  */
 export function updateSearchIndex(storage: StoragePort, sources: readonly SearchSource[]): Promise<void> {
   const run = queue.then(async () => {
-    await openIndexes(storage, await sessionDirListings(storage), true, groupsOf(sources));
+    await openIndexes(storage, sessionDirListings(storage), true, groupsOf(sources));
   });
   queue = run.catch(() => {});
   return run;
@@ -103,9 +103,8 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   const limit = options.limit ?? DEFAULT_LIMIT;
   const parsed = parseQuery(query);
   if (parsed.units.length === 0 || limit <= 0) return [];
-  const listings = await sessionDirListings(storage, options.dir);
+  const { indexes, listings } = await openIndexes(storage, sessionDirListings(storage, options.dir), options.dir === undefined, groups, options.onProgress);
   const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
-  const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);
   // FTS5 finds each token (a phrase's tokens, a run's bigrams anywhere in the entry); the text
   // check narrows it. Only those are wider than the match: ask for more candidates.
   const matches = new Map(indexes.map((index) => [index, matchExpression(parsed.units, (term) => index.holds(term))]));
@@ -120,15 +119,22 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   }
 }
 
+/**
+ * The indexes of `groups`, brought up to date with the store's files. The index files are read
+ * and loaded (SQLite too, the first time) while `listing` lists the store: neither waits for the
+ * other's reads.
+ */
 async function openIndexes(
   storage: StoragePort,
-  listings: readonly DirListing[],
+  listing: Promise<DirListing[]>,
   complete: boolean,
   groups: readonly SourceGroup[],
   onProgress?: (progress: RefreshCounter) => void,
-): Promise<SearchIndex[]> {
+): Promise<{ indexes: SearchIndex[]; listings: DirListing[] }> {
+  listing.catch(() => {}); // awaited below; an index that fails to open first must not leave it unhandled
   const indexes: SearchIndex[] = [];
   for (const group of groups) indexes.push(await SearchIndex.open(storage, group));
+  const listings = await listing;
   const pending = indexes.map((index) => index.pending(listings, complete));
   const counter: RefreshCounter = {
     filesDone: 0,
@@ -141,7 +147,7 @@ async function openIndexes(
     await index.refresh(storage, listings, complete, counter, report);
     await index.save(storage);
   }
-  return indexes;
+  return { indexes, listings };
 }
 
 /**
