@@ -4,8 +4,9 @@
  *
  *   --runs N      rounds per measurement (default 3; medians are reported)
  *   --open-runs N rounds of the (cheap) open measurement (default 5)
- *   --only LIST   comma-separated sections: open,tool-turns,heap,appends,list,list-readonly,archive,remote,search,postgres,secrets,sync,huge,profile
- *                 (default: open,tool-turns,heap,appends,list,list-readonly,archive,remote,search,postgres,secrets,sync, plus huge/profile when flagged)
+ *   --only LIST   comma-separated sections: open,tool-turns,heap,appends,list,list-readonly,archive,remote,search,startup,postgres,secrets,sync,huge,profile
+ *                 (default: open,tool-turns,heap,appends,list,list-readonly,archive,remote,search,startup,postgres,secrets,sync, plus huge/profile when flagged;
+ *                 `--only startup` alone: the CLI's whole-process start-up rows, a minute or so)
  *   --appends N   appends per run (default 20000)
  *   --huge        also open a ~1 GiB session (ours vs pi); needs ~1 GiB more disk, deleted after
  *   --keep-huge   keep the ~1 GiB file for the next --huge run
@@ -33,6 +34,7 @@ import { benchRemote } from "./sections/remote.js";
 import { benchPostgres } from "./sections/postgres.js";
 import { benchSearch } from "./sections/search.js";
 import { benchSecrets } from "./sections/secrets.js";
+import { benchStartup } from "./sections/startup.js";
 import { benchStoreListing } from "./sections/store-listing.js";
 import { benchSync } from "./sections/sync.js";
 import { benchToolTurns } from "./sections/tool-turns.js";
@@ -83,6 +85,7 @@ const SECTIONS: Section[] = [
   { name: "huge", title: () => "1 GiB session (child processes)", byDefault: false, run: () => benchHuge(), cleanup: () => keepHuge || removeHugeSession() },
   { name: "remote", title: () => "remote stores: appends over the Electron bridge", byDefault: true, run: (o) => benchRemote(o.runs) },
   { name: "search", title: () => "finding sessions: listing, search index, search (300 sessions, 10 projects)", byDefault: true, run: (o) => benchSearch(o.runs) },
+  { name: "startup", title: () => "CLI start-up: --help, ls, search as whole processes vs node -e 0", byDefault: true, run: (o) => benchStartup(o.runs) },
   { name: "postgres", title: () => "postgres vs node-fs (a private cluster)", byDefault: true, run: (o) => benchPostgres(o.runs) },
   { name: "secrets", title: () => "secrets: recall, redacted exports, corpus findings, scan throughput", byDefault: true, run: (o) => benchSecrets(o.runs) },
   { name: "sync", title: () => "sync vs import: 300 sessions, then steady appends, into node-fs and postgres", byDefault: true, run: (o) => benchSync(o.runs) },

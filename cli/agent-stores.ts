@@ -8,10 +8,8 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import nodePath from "node:path";
 import type { StoreLayout } from "../src/session/paths.js";
 import { ownerLayout, type StoreOwner } from "../src/session/store-owner.js";
+import type { AgentName } from "./command.js";
 import type { DatabaseStore } from "./database-store.js";
-
-export const AGENTS = ["pi", "omp", "xcsh", "indusagi", "operator"] as const;
-export type AgentName = (typeof AGENTS)[number];
 
 export interface AgentStore {
   agent: AgentName;
@@ -121,7 +119,19 @@ function expandTilde(path: string, home: string): string {
 }
 
 /** `path` with the home directory as "~". */
-export function tildePath(path: string, home: string): string {
+function tildePath(path: string, home: string): string {
   const relative = nodePath.relative(home, path);
   return relative !== "" && !relative.startsWith("..") && !nodePath.isAbsolute(relative) ? `~/${relative.split(nodePath.sep).join("/")}` : path;
+}
+
+/** Where an agent's stores are looked for, for messages. */
+export function agentHomes(agent: AgentName, env: NodeJS.ProcessEnv, home: string): string {
+  const dirs: Record<AgentName, string> = {
+    pi: env.PI_CODING_AGENT_DIR ? tildePath(nodePath.resolve(env.PI_CODING_AGENT_DIR), home) : "~/.pi/agent",
+    omp: "~/.omp/agent",
+    xcsh: "~/.xcsh/agent",
+    indusagi: "~/.indusagi/agent",
+    operator: "~/.operator/profiles/*/sessions",
+  };
+  return dirs[agent];
 }

@@ -13,13 +13,16 @@ import { importArchive, importSessionFiles, type ImportOptions, type ImportSumma
 import { isArchiveError, type ArchiveError } from "../src/archive/errors.js";
 import { verifyArchive, type VerifySummary } from "../src/archive/verify.js";
 import { discoverAgentStores, storeAt, storeOwner, type AgentStore } from "./agent-stores.js";
+import type { ExportArgs, ImportArgs } from "./commands/archive.js";
+import type { SessionArgs } from "./commands/session.js";
 import { lookupContext, type Run } from "./run.js";
 import { CliError, EXIT, failureKind } from "./errors.js";
 import { exportHtmlCommand } from "./export-html.js";
 import { exportJsonlCommand } from "./export-jsonl.js";
 import { countsText, reportRedaction } from "./scan.js";
 import { archiveProgress } from "./progress.js";
-import { exportView, resolveSessionArgument, statOrNull, storeFileOf, type ExportView, type SessionFileRef } from "./store.js";
+import { exportView, resolveSessionArgument, type ExportView, type SessionFileRef } from "./session-argument.js";
+import { statOrNull, storeFileOf } from "./store.js";
 import { openStorePort } from "./store-port.js";
 
 const ZIP_MAGIC = Buffer.from("PK\x03\x04", "latin1");
@@ -61,7 +64,7 @@ async function requireFile(file: string): Promise<void> {
 // export
 // ---------------------------------------------------------------------------
 
-export async function exportCommand(run: Run): Promise<number> {
+export async function exportCommand(run: Run<ExportArgs>): Promise<number> {
   if (run.args.html) return exportHtmlCommand(run);
   if (run.args.jsonl) return exportJsonlCommand(run);
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
@@ -120,7 +123,7 @@ function exportFailure(error: unknown, view: ExportView, output: string): unknow
   return error;
 }
 
-function reportExport(run: Run, summary: ExportSummary, view: ExportView, output: string): void {
+function reportExport(run: Run<ExportArgs>, summary: ExportSummary, view: ExportView, output: string): void {
   const fileOf = (path: string) => view.fileOf(path) ?? path;
   for (const warning of summary.warnings) {
     const path = view.paths.find((p) => warning.startsWith(`${p}: `));
@@ -151,7 +154,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 // import
 // ---------------------------------------------------------------------------
 
-export async function importCommand(run: Run): Promise<number> {
+export async function importCommand(run: Run<ImportArgs>): Promise<number> {
   const source = nodePath.resolve(run.io.cwd, run.args.target);
   const info = await statOrNull(source);
   if (!info) throw new CliError("not-found", `${source}: no such file or directory`);
@@ -278,7 +281,7 @@ function reportImport(run: Run, summary: ImportSummary, source: string, archive:
 // ---------------------------------------------------------------------------
 
 /** Every check an import makes; an invalid archive is a finding (printed on stdout), exit code "invalid". */
-export async function verifyArchiveCommand(run: Run): Promise<number> {
+export async function verifyArchiveCommand(run: Run<SessionArgs>): Promise<number> {
   const file = nodePath.resolve(run.io.cwd, run.args.target);
   await requireFile(file);
   const progress = archiveProgress(run.io.stderr, "sessionkit: verify");

@@ -1,32 +1,138 @@
-/** The commands. Each returns its exit code; failures throw (main prints them and exits with their kind's code). */
-import { stat } from "node:fs/promises";
+/**
+ * The commands: each one's module (its flags, arguments and parsed type: commands/, small, loaded
+ * with this table) and the code it runs (loaded when it runs: a command loads no other's code); the
+ * command line parsed with the module's flags (node:util parseArgs, strict); and the run of a
+ * command with what every command is given (Run), the stores it reads found.
+ */
 import os from "node:os";
-import nodePath from "node:path";
-import { dialectName } from "../src/format/dialect.js";
-import { headerVersion } from "../src/format/migrate.js";
-import { readSessionFile } from "../src/format/session-file.js";
-import { SessionManager } from "../src/session/session-manager.js";
-import type { SessionInfo } from "../src/format/types.js";
-import { AGENTS, discoverAgentStores, storeAt, storeOwner, tildePath, type AgentName, type AgentStore } from "./agent-stores.js";
-import type { ParsedCommand } from "./args.js";
-import { CliError, EXIT } from "./errors.js";
+import { parseArgs } from "node:util";
+import { agentHomes, discoverAgentStores, storeAt, type AgentStore } from "./agent-stores.js";
+import { AGENTS, COMMAND_NAMES, GLOBAL_OPTIONS, isCommandName, parseArgsMessage, type AgentName, type CommandName, type CommandSpec, type FlagValues, type GlobalArgs } from "./command.js";
+import { exportSpec, importSpec } from "./commands/archive.js";
+import { ls } from "./commands/ls.js";
+import { history, search } from "./commands/search.js";
+import { scan } from "./commands/scan.js";
+import { serve } from "./commands/serve.js";
+import { context, migrate, show, tree, verify } from "./commands/session.js";
+import { stats } from "./commands/stats.js";
+import { sync } from "./commands/sync.js";
+import { CliError, UsageError } from "./errors.js";
 import { writeJson } from "./json.js";
-import { listingProgress } from "./progress.js";
-import { describeEntry, renderContextSummary, renderMessages, renderSessionTable, renderTree } from "./render.js";
-import { asCliError, databaseStore, openReadOnly, requireDirectory, resolveRoot, resolveSessionArgument, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
+import type { CommandRun, Io, Run } from "./run.js";
+import { databaseStore, requireDirectory, resolveRoot } from "./store.js";
 import { neutralizeControls, neutralizeJsonControls } from "./terminal-text.js";
-import { lookupContext, type Io, type Run } from "./run.js";
-import { renderVerifyReport, verifySession } from "./verify.js";
-import { exportCommand, importCommand, isArchiveFile, verifyArchiveCommand } from "./archive.js";
-import { serveCommand } from "./serve/command.js";
-import { historyCommand, searchCommand } from "./search.js";
-import { scanCommand } from "./scan.js";
-import { syncCommand } from "./sync.js";
-import { statsCommand } from "./stats.js";
+import { loadTextWidth } from "./text-width.js";
 
-type Command = (run: Run) => Promise<number>;
+// The spec's options are typed per command; here any command's will do.
+type AnySpec = CommandSpec<Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>, object>;
 
-export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
+/** A command: its module's spec, and its code, loaded when asked for. */
+interface Command {
+  spec: AnySpec;
+  run(): Promise<CommandRun<object>>;
+}
+
+/** Pairs a command's spec with its code; the types say the code takes what the spec parses. */
+function command<O extends AnySpec["options"], A extends object>(spec: CommandSpec<O, A>, run: () => Promise<CommandRun<A>>): Command {
+  return { spec: spec as unknown as AnySpec, run: run as () => Promise<CommandRun<object>> };
+}
+
+const COMMANDS: Record<CommandName, Command> = {
+  ls: command(ls, async () => (await import("./ls.js")).lsCommand),
+  show: command(show, async () => (await import("./session-commands.js")).showCommand),
+  context: command(context, async () => (await import("./session-commands.js")).contextCommand),
+  tree: command(tree, async () => (await import("./session-commands.js")).treeCommand),
+  verify: command(verify, async () => (await import("./session-commands.js")).verifyCommand),
+  migrate: command(migrate, async () => (await import("./session-commands.js")).migrateCommand),
+  export: command(exportSpec, async () => (await import("./archive.js")).exportCommand),
+  import: command(importSpec, async () => (await import("./archive.js")).importCommand),
+  serve: command(serve, async () => (await import("./serve/command.js")).serveCommand),
+  search: command(search, async () => (await import("./search.js")).searchCommand),
+  history: command(history, async () => (await import("./search.js")).historyCommand),
+  scan: command(scan, async () => (await import("./scan.js")).scanCommand),
+  sync: command(sync, async () => (await import("./sync.js")).syncCommand),
+  stats: command(stats, async () => (await import("./stats.js")).statsCommand),
+};
+
+/** A command, its flags and arguments parsed (strict), and the code that runs it. */
+export interface ParsedCommand {
+  args: GlobalArgs & object;
+  run: CommandRun<object>;
+}
+
+/** Parses the command line of `name` (as scanCommandLine found it) with its module's flags; loads the code that runs it. */
+export async function parseCommand(argv: readonly string[], name: CommandName): Promise<ParsedCommand> {
+  const args = parseCommandLine(argv, name);
+  return { args, run: await COMMANDS[args.command].run() };
+}
+
+function parseCommandLine(argv: readonly string[], command: CommandName, reparsed = false): GlobalArgs & object {
+  const { spec } = COMMANDS[command];
+  refuseOthersFlags(argv, command, spec);
+  const options = { ...GLOBAL_OPTIONS, ...spec.options };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(parseArgsMessage(error));
+  }
+  const values = parsed.values as FlagValues<AnySpec["options"]>;
+  const [word, ...rest] = parsed.positionals;
+  // scanCommandLine took a word for the command that is this command's flag's value (or the
+  // other way round): the command is the first word left.
+  if (word === undefined) throw new UsageError("missing command");
+  if (word !== command) {
+    if (!isCommandName(word)) throw new UsageError(`unknown command "${word}"`);
+    const other = word;
+    if (reparsed) throw new UsageError(`cannot tell whether the command is ${command} or ${other}`);
+    return parseCommandLine(argv, other, true);
+  }
+  for (const [flag, value] of Object.entries(values)) {
+    // An empty value would name the current directory, or no session: never what was meant.
+    if ([value].flat().some((item) => typeof item === "string" && item.trim() === "")) throw new UsageError(`--${flag} needs a value, not an empty string`);
+  }
+  const { max, what, optional = false, query = false, emptyMessage = `needs ${what}` } = spec.operands;
+  if (max === 0 && rest.length > 0) throw new UsageError(`${command} takes no argument (got "${rest[0]}")`);
+  if (max > 0 && rest.length === 0 && !optional) throw new UsageError(`${command} needs ${what}`);
+  // The words of a query may be several arguments: the query is empty when all of them are.
+  const empty = query ? rest.length > 0 && rest.join("").trim() === "" : rest.some((arg) => arg.trim() === "");
+  if (empty) throw new UsageError(`${command} ${emptyMessage}, not an empty argument`);
+  if (rest.length > max) throw new UsageError(`${command} takes one argument, got ${rest.length}`);
+  const global = globalArgs(command, values, spec.manyRoots ?? false);
+  const own = spec.parse(values, { target: query ? rest.join(" ") : (rest[0] ?? ""), targets: rest });
+  return { ...global, ...own };
+}
+
+/** A flag of another command given to this one: said so (its own parse would call it unknown). */
+function refuseOthersFlags(argv: readonly string[], command: CommandName, spec: AnySpec): void {
+  const options = { ...GLOBAL_OPTIONS, ...spec.options };
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  const unknown = tokens.filter((token) => token.kind === "option" && !(token.name in options)).map((token) => (token.kind === "option" ? token.name : ""));
+  if (unknown.length === 0) return;
+  const others = COMMAND_NAMES.filter((name) => name !== command).map((name) => COMMANDS[name].spec);
+  for (const name of unknown) {
+    for (const other of others) {
+      const long = Object.entries(other.options).find(([flag, config]) => flag === name || config.short === name)?.[0];
+      if (long !== undefined) throw new UsageError(`${command} does not take --${long}`);
+    }
+  }
+}
+
+function globalArgs(command: CommandName, values: FlagValues<AnySpec["options"]>, manyRoots: boolean): GlobalArgs {
+  const roots = values.root ?? [];
+  if (!manyRoots && roots.length > 1) throw new UsageError(`--root given ${roots.length} times (only serve takes several)`);
+  if (values.store !== undefined && (values.root !== undefined || values.agent !== undefined)) {
+    throw new UsageError(`--store names a database store: it takes no --${values.root !== undefined ? "root" : "agent"}`);
+  }
+  if (values.store !== undefined && !/^postgres(ql)?:\/\//.test(values.store)) throw new UsageError(`--store takes a postgres:// URL (got "${values.store}")`);
+  if (values.agent !== undefined && !(AGENTS as readonly string[]).includes(values.agent)) {
+    throw new UsageError(`--agent must be ${AGENTS.slice(0, -1).join(", ")} or ${AGENTS.at(-1)} (got "${values.agent}")`);
+  }
+  return { command, root: roots[0], roots, store: values.store, agent: values.agent as AgentName | undefined, json: values.json ?? false };
+}
+
+/** Runs a parsed command with what every command is given (Run). */
+export async function runCommand({ args, run: code }: ParsedCommand, io: Io): Promise<number> {
   const home = os.homedir();
   let stores: Promise<AgentStore[]> | undefined;
   const run: Run = {
@@ -53,8 +159,10 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
       io.stdout(batch);
     },
   };
+  // Text output measures what it prints (tables, lines cut to a width); --json needs none of that.
+  if (!args.json) await loadTextWidth();
   try {
-    return await COMMANDS[args.command](run);
+    return await code(run);
   } finally {
     // A database store's pools would keep the process alive.
     if (stores) for (const store of await stores.catch(() => [])) await store.database?.closeAll();
@@ -62,7 +170,7 @@ export async function runCommand(args: ParsedCommand, io: Io): Promise<number> {
 }
 
 /** The stores a command reads (see Run.stores). */
-async function storesToRead(args: ParsedCommand, io: Io, home: string): Promise<AgentStore[]> {
+async function storesToRead(args: GlobalArgs, io: Io, home: string): Promise<AgentStore[]> {
   if (args.store !== undefined) return [databaseStore(args.store)];
   const discovered = await discoverAgentStores({ home, env: io.env });
   if (args.root !== undefined) {
@@ -74,155 +182,4 @@ async function storesToRead(args: ParsedCommand, io: Io, home: string): Promise<
   const chosen = discovered.filter((store) => store.agent === args.agent);
   if (chosen.length === 0) throw new CliError("not-found", `no store of ${args.agent} found (looked in ${agentHomes(args.agent, io.env, home)})`);
   return chosen;
-}
-
-/** Where an agent's stores are looked for, for messages. */
-function agentHomes(agent: AgentName, env: NodeJS.ProcessEnv, home: string): string {
-  const dirs: Record<AgentName, string> = {
-    pi: env.PI_CODING_AGENT_DIR ? tildePath(nodePath.resolve(env.PI_CODING_AGENT_DIR), home) : "~/.pi/agent",
-    omp: "~/.omp/agent",
-    xcsh: "~/.xcsh/agent",
-    indusagi: "~/.indusagi/agent",
-    operator: "~/.operator/profiles/*/sessions",
-  };
-  return dirs[agent];
-}
-
-/** The command's session argument: a file, or an id or id prefix of the stores' sessions. */
-async function sessionArgument(run: Run): Promise<SessionFileRef> {
-  return resolveSessionArgument(run.args.target, await lookupContext(run));
-}
-
-/** A listed session: pi's SessionInfo with an absolute `path`, and the agent and store it belongs to. */
-type ListedSession = SessionInfo & { agent: AgentName; store: string };
-
-const COMMANDS: Record<ParsedCommand["command"], Command> = { ls, show, context, tree, verify, migrate, export: exportCommand, import: importCommand, serve: serveCommand, search: searchCommand, history: historyCommand, scan: scanCommand, sync: syncCommand, stats: statsCommand };
-
-async function ls(run: Run): Promise<number> {
-  const stores = await run.stores();
-  const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
-  const listed: ListedSession[] = [];
-  for (const store of stores) {
-    // Read through the cache: the catalog is written there, never into the agent's folder.
-    const storage = await storeStorage(store, run.io.env, run.home);
-    const progress = listingProgress(run.io.stderr, stores.length > 1 ? `sessionkit: ls: ${store.label}` : "sessionkit: ls");
-    try {
-      const options = { onProgress: progress.onProgress, withText: run.args.withText };
-      const infos = run.args.all ? await SessionManager.listAll(storage, options) : await SessionManager.list(storage, cwd, { ...options, layout: store.layout });
-      for (const info of infos) listed.push({ ...info, path: storeFileOf(store, info.path), agent: store.agent, store: store.root });
-    } finally {
-      progress.done();
-      await storage.close();
-    }
-  }
-  // Most recently modified first over all stores; the path breaks ties, as the library's listing does.
-  listed.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  run.print(listed, () => {
-    if (listed.length > 0) return [...renderSessionTable(listed), `${listed.length} session${listed.length === 1 ? "" : "s"}`];
-    if (stores.length === 0) return [`no sessions: no agent store found (looked for ${AGENTS.map((agent) => agentHomes(agent, run.io.env, run.home)).join(", ")})`];
-    return [`no sessions${run.args.all ? "" : ` for ${cwd}`} in ${stores.map((store) => store.root).join(", ")}`];
-  });
-  return 0;
-}
-
-async function show(run: Run): Promise<number> {
-  const ref = await sessionArgument(run);
-  const sm = await openReadOnly(ref, run.warn);
-  const header = sm.getHeader()!;
-  const name = sm.getSessionName();
-  const leafId = sm.getLeafId();
-  const context = sm.buildSessionContext();
-  const where = ref.store ? { agent: ref.store.agent, store: ref.store.root } : {};
-  run.print({ file: ref.absolute, ...where, dialect: sm.getDialect(), header, name, leafId, context }, () => {
-    const leaf = sm.getLeafEntry();
-    const format = sm.getDialect() === "pi" ? `v${headerVersion(header)}` : dialectName(sm.getDialect());
-    const facts = [format, `created ${String(header.timestamp)}`, `cwd ${header.cwd ?? "(none)"}`];
-    if (header.parentSession) facts.push(`parent ${header.parentSession}`);
-    return [
-      `session  ${header.id}`,
-      `file     ${ref.absolute}`,
-      ...(ref.store ? [`store    ${ref.store.label}`] : []),
-      `header   ${facts.join(" · ")}`,
-      `name     ${name ?? "(none)"}`,
-      leaf
-        ? `leaf     ${leaf.id} · ${describeEntry(leaf)} · ${sm.getBranch().length} of ${sm.getEntries().length} entries on its branch`
-        : "leaf     (none: the session has no entries)",
-      `context  ${renderContextSummary(context)}`,
-      "",
-      ...renderMessages(context.messages),
-    ];
-  });
-  return 0;
-}
-
-async function context(run: Run): Promise<number> {
-  const ref = await sessionArgument(run);
-  const sm = await openReadOnly(ref, run.warn);
-  const leafId = run.args.leaf ?? sm.getLeafId();
-  if (run.args.leaf !== undefined && !sm.getEntry(run.args.leaf)) throw new CliError("not-found", `entry ${run.args.leaf} is not in ${ref.absolute}`);
-  // The manager builds at its own leaf; another leaf goes through the free function.
-  const result = sm.buildSessionContext(run.args.leaf);
-  run.print(result, () => [`context of ${ref.absolute} at ${leafId ?? "(no entries)"} · ${renderContextSummary(result)}`, "", ...renderMessages(result.messages)]);
-  return 0;
-}
-
-async function tree(run: Run): Promise<number> {
-  const ref = await sessionArgument(run);
-  const sm = await openReadOnly(ref, run.warn);
-  const roots = sm.getTree();
-  run.print(roots, () => [`${ref.absolute}: ${sm.getEntries().length} entries, leaf ${sm.getLeafId() ?? "(none)"}`, ...renderTree(roots, sm.getLeafId())]);
-  return 0;
-}
-
-async function verify(run: Run): Promise<number> {
-  if (await isArchiveFile(nodePath.resolve(run.io.cwd, run.args.target))) return verifyArchiveCommand(run);
-  const ref = await sessionArgument(run);
-  const report = await verifySession(ref);
-  run.print(report, () => renderVerifyReport(report));
-  return report.problems.length > 0 ? EXIT.invalid : EXIT.ok;
-}
-
-async function migrate(run: Run): Promise<number> {
-  const ref = await sessionArgument(run);
-  const before = await readSessionFile(ref.storage, ref.path).catch((error: unknown) => {
-    throw asCliError(error, ref);
-  });
-  if (before.kind !== "session") throw new CliError(before.kind === "missing" ? "not-found" : "invalid", `${ref.absolute} is ${before.kind === "missing" ? "missing" : "empty"}, not a session file`);
-  if (before.dialect !== "pi") {
-    // Versions and migrations are pi's; a file of another dialect is read as it is.
-    run.print({ file: ref.absolute, dialect: before.dialect, fromVersion: null, toVersion: null, migrated: false }, () => [
-      `${ref.absolute}: the ${dialectName(before.dialect)} format has no versions, nothing to migrate`,
-    ]);
-    return 0;
-  }
-  const fromVersion = before.migratedFrom ?? headerVersion(before.header);
-  let toVersion = fromVersion;
-  if (before.migratedFrom !== null) {
-    // No write bit at all means "keep this as it is", even for a user (root) whom the OS would let write.
-    if (ref.onDisk && ((await stat(ref.absolute)).mode & 0o222) === 0) throw new CliError("failed", `${ref.absolute} is write-protected: not migrating it (v${fromVersion})`);
-    // The rewrite keeps only what loaded: say which lines it leaves behind (the original stays in
-    // <file>.v<N>.bak when there are any).
-    for (const problem of before.problems) {
-      if (problem.kind !== "glued") {
-        run.warn(`${ref.absolute}: line ${problem.line} is not carried over (kept in ${ref.absolute}.v${fromVersion}.bak): ${problem.message.replace(/^line \d+: /, "")}`);
-      }
-    }
-    try {
-      // The rewrite is in the form of the store the file is in; a file outside the stores read is
-      // not known to be in a store that resolves blob refs: its images stay or go inline.
-      const sm = await SessionManager.open(ref.storage, ref.path, ref.store ? { owner: storeOwner(ref.store) } : {});
-      await sm.close();
-      toVersion = headerVersion(sm.getHeader()!);
-    } catch (error) {
-      throw asCliError(error, ref);
-    } finally {
-      await ref.storage.close();
-    }
-  }
-  const migrated = before.migratedFrom !== null;
-  const entries = before.entries.length;
-  run.print({ file: ref.absolute, dialect: before.dialect, fromVersion, toVersion, migrated }, () => [
-    migrated ? `${ref.absolute}: migrated v${fromVersion} → v${toVersion} (${entries} entries)` : `${ref.absolute}: already v${fromVersion}, nothing to migrate`,
-  ]);
-  return 0;
 }

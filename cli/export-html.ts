@@ -12,11 +12,13 @@ import { SessionManager } from "../src/session/session-manager.js";
 import { isSessionError } from "../src/errors.js";
 import { redactRecord, type RedactionCounts } from "../src/secrets/redact.js";
 import { buildExportHtml, EXPORT_TEMPLATE_FILE } from "../web-demo/src/export/embed.js";
+import type { ExportArgs } from "./commands/archive.js";
 import { lookupContext, type Run } from "./run.js";
 import { writeOutputFile } from "./output-file.js";
 import { CliError, failureKind } from "./errors.js";
 import { reportRedaction } from "./scan.js";
-import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
+import { exportView, resolveSessionArgument } from "./session-argument.js";
+import { statOrNull } from "./store.js";
 
 /** The built template: web-demo/dist beside the package's own folders (source or dist/ layout). */
 function exportTemplatePath(): string | null {
@@ -29,7 +31,7 @@ function exportTemplatePath(): string | null {
   return null;
 }
 
-export async function exportHtmlCommand(run: Run): Promise<number> {
+export async function exportHtmlCommand(run: Run<ExportArgs>): Promise<number> {
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
   if (!(await statOrNull(outputDir))?.isDirectory()) throw new CliError("failed", `${output}: cannot write it (${outputDir} is not a directory)`);

@@ -11,11 +11,13 @@ import { redactRecord, type RedactionCounts } from "../src/secrets/redact.js";
 import { SessionManager } from "../src/session/session-manager.js";
 import { writeOutputFile } from "./output-file.js";
 import { CliError, failureKind } from "./errors.js";
+import type { ExportArgs } from "./commands/archive.js";
 import { lookupContext, type Run } from "./run.js";
 import { reportRedaction } from "./scan.js";
-import { exportView, resolveSessionArgument, statOrNull } from "./store.js";
+import { exportView, resolveSessionArgument } from "./session-argument.js";
+import { statOrNull } from "./store.js";
 
-export async function exportJsonlCommand(run: Run): Promise<number> {
+export async function exportJsonlCommand(run: Run<ExportArgs>): Promise<number> {
   const output = nodePath.resolve(run.io.cwd, run.args.output!);
   const outputDir = nodePath.dirname(output);
   if (!(await statOrNull(outputDir))?.isDirectory()) throw new CliError("failed", `${output}: cannot write it (${outputDir} is not a directory)`);

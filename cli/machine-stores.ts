@@ -7,7 +7,8 @@
 import nodePath from "node:path";
 import { joinPath, type StoragePort } from "../src/port.js";
 import { SESSIONS_DIR } from "../src/session/paths.js";
-import { AGENTS, type AgentName, type AgentStore } from "./agent-stores.js";
+import type { AgentStore } from "./agent-stores.js";
+import { AGENTS, type AgentName } from "./command.js";
 
 const MACHINES_DIR = "machines";
 

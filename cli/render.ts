@@ -1,6 +1,7 @@
 /** Human-readable text for sessions: context messages, the entry tree, the listing table. */
 import { BLOB_REF_PREFIX } from "../src/blobs/blob-store.js";
-import { displayWidth, neutralizeControls, padToWidth, truncateToWidth } from "./terminal-text.js";
+import { neutralizeControls } from "./terminal-text.js";
+import { displayWidth, padToWidth, truncateToWidth } from "./text-width.js";
 import type { AgentMessage, SessionContext, SessionEntry, SessionInfo, SessionTreeNode } from "../src/format/types.js";
 
 /** Tool output and bash output beyond this many lines are cut (the JSON output has it all). */

@@ -1,6 +1,6 @@
-/** What every command is given (Run) and the lookups they share; commands.ts dispatches to them. */
+/** What every command is given (Run) and the lookups they share; commands.ts makes it. */
 import type { AgentStore } from "./agent-stores.js";
-import type { ParsedCommand } from "./args.js";
+import type { GlobalArgs } from "./command.js";
 import type { ProgressSink } from "./progress.js";
 
 export interface Io {
@@ -10,8 +10,9 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-export interface Run {
-  args: ParsedCommand;
+/** A command's run: the global flags and its own (`A`, its module's parsed type), and the lookups they share. */
+export interface Run<A = object> {
+  args: GlobalArgs & A;
   io: Io;
   /** Where `import` writes: --root, else pi's store ($PI_CODING_AGENT_DIR or ~/.pi/agent). */
   root: string;
@@ -24,6 +25,9 @@ export interface Run {
   /** Prints lines, or with --json what the API returned. */
   print(json: unknown, lines: () => string[]): void;
 }
+
+/** What runs a command. */
+export type CommandRun<A> = (run: Run<A>) => Promise<number>;
 
 export async function lookupContext(run: Run) {
   return { stores: await run.stores(), cwd: run.io.cwd, env: run.io.env, home: run.home, progressSink: run.io.stderr, label: `sessionkit: ${run.args.command}` };

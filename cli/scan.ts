@@ -7,16 +7,18 @@ import nodePath from "node:path";
 import type { RedactionCounts } from "../src/secrets/redact.js";
 import { scanSessionFile, scanSessions, type SecretFinding } from "../src/secrets/scan.js";
 import { storeSessionDir } from "../src/session/paths.js";
-import type { AgentName } from "./agent-stores.js";
+import type { AgentName } from "./command.js";
 import { CliError, EXIT } from "./errors.js";
 import { scanProgress } from "./progress.js";
+import type { ScanArgs } from "./commands/scan.js";
 import { lookupContext, type Run } from "./run.js";
-import { resolveSessionArgument, storeFileOf, storeStorage } from "./store.js";
+import { resolveSessionArgument } from "./session-argument.js";
+import { storeFileOf, storeStorage } from "./store.js";
 
 /** A finding with an absolute `path`, and the agent and store it belongs to when it is in one. */
 type FoundSecret = SecretFinding & { agent?: AgentName; store?: string };
 
-export async function scanCommand(run: Run): Promise<number> {
+export async function scanCommand(run: Run<ScanArgs>): Promise<number> {
   const found: FoundSecret[] = [];
   let sessions = 0;
   let where: string;

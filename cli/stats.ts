@@ -10,20 +10,23 @@ import { sessionInsights, type SessionInsights, type ToolInsight, type TurnInsig
 import { matchesQuery, readSessionUsage, summarizeUsage, type SessionRow, type SessionUsage, type UsageRow, type UsageSummary } from "../src/insights/store-insights.js";
 import { totalTokens, type Usage } from "../src/insights/usage.js";
 import { SessionManager } from "../src/session/session-manager.js";
-import type { StatsTable } from "./args.js";
+import type { StatsArgs } from "./commands/stats.js";
+import type { StatsTable } from "./command.js";
 import { CliError } from "./errors.js";
 import { listingProgress, type Progress } from "./progress.js";
 import { oneLine } from "./render.js";
 import { lookupContext, type Run } from "./run.js";
-import { openReadOnly, resolveSessionArgument, statOrNull, storeFileOf, storeStorage, type SessionFileRef } from "./store.js";
-import { displayWidth, neutralizeControls, padToWidth } from "./terminal-text.js";
+import { openReadOnly, resolveSessionArgument, type SessionFileRef } from "./session-argument.js";
+import { statOrNull, storeFileOf, storeStorage } from "./store.js";
+import { neutralizeControls } from "./terminal-text.js";
+import { displayWidth, padToWidth } from "./text-width.js";
 
 /** Characters of an id argument below which it is taken as a query word, not an id prefix. */
 const ID_PREFIX_MIN = 8;
 /** Sessions the text output lists when every table is shown. */
 const TOP_SESSIONS = 10;
 
-export async function statsCommand(run: Run): Promise<number> {
+export async function statsCommand(run: Run<StatsArgs>): Promise<number> {
   const target = run.args.target.trim();
   const ref = target === "" ? null : await sessionTarget(run, target);
   if (ref) await sessionStats(run, ref);
@@ -36,7 +39,7 @@ export async function statsCommand(run: Run): Promise<number> {
  * id, or an id prefix of at least ID_PREFIX_MIN characters that names one session. Anything else
  * (null) is a query: a short hex word such as "add" would otherwise name a session by chance.
  */
-async function sessionTarget(run: Run, target: string): Promise<SessionFileRef | null> {
+async function sessionTarget(run: Run<StatsArgs>, target: string): Promise<SessionFileRef | null> {
   const pathLike = target.includes("/") || target.includes(nodePath.sep) || target.endsWith(".jsonl");
   if (pathLike || (await statOrNull(nodePath.resolve(run.io.cwd, target)))) return resolveSessionArgument(target, await lookupContext(run));
   if (target.length < ID_PREFIX_MIN || !/^[0-9a-f-]+$/i.test(target)) return null;
@@ -49,7 +52,7 @@ async function sessionTarget(run: Run, target: string): Promise<SessionFileRef |
   }
 }
 
-async function sessionStats(run: Run, ref: SessionFileRef): Promise<void> {
+async function sessionStats(run: Run<StatsArgs>, ref: SessionFileRef): Promise<void> {
   const sm = await openReadOnly(ref, run.warn);
   const insights = sessionInsights(sm.getHeader()!, sm.getEntries(), sm.getLeafId());
   const where = ref.store ? { agent: ref.store.agent, store: ref.store.root } : {};
@@ -57,11 +60,11 @@ async function sessionStats(run: Run, ref: SessionFileRef): Promise<void> {
 }
 
 /** No progress lines for a --json reader on a pipe (as search). */
-function progressFor(run: Run, label: string): Progress {
+function progressFor(run: Run<StatsArgs>, label: string): Progress {
   return run.args.json && !run.io.stderr.isTTY ? { onProgress() {}, done() {} } : listingProgress(run.io.stderr, label);
 }
 
-async function storeStats(run: Run, query: string): Promise<void> {
+async function storeStats(run: Run<StatsArgs>, query: string): Promise<void> {
   const stores = await run.stores();
   const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
   const sessions: Array<SessionUsage & { agent: string }> = [];

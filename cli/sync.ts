@@ -20,6 +20,7 @@ import type { ClosableStorage } from "./database-store.js";
 import { CliError } from "./errors.js";
 import { isMachineName, machineDir, machineStoreDir, sharedStoreName } from "./machine-stores.js";
 import { syncProgress } from "./progress.js";
+import type { SyncArgs } from "./commands/sync.js";
 import type { Run } from "./run.js";
 import { databaseStore, resolveRoot } from "./store.js";
 import { cacheRoot } from "./store-cache.js";
@@ -35,7 +36,7 @@ const RETRY_MS = [1_000, 30_000] as const;
 /** The state is saved at most this often during a pass (and always at its end). */
 const SAVE_EVERY_MS = 1_000;
 
-export async function syncCommand(run: Run): Promise<number> {
+export async function syncCommand(run: Run<SyncArgs>): Promise<number> {
   const started = performance.now();
   const machine = run.args.machine ?? hostMachineName();
   const target = sharedStore(run);
@@ -101,7 +102,7 @@ interface SharedStore {
   open(): Promise<ClosableStorage>;
 }
 
-function sharedStore(run: Run): SharedStore {
+function sharedStore(run: Run<SyncArgs>): SharedStore {
   const given = run.args.to ?? run.args.store ?? run.args.root!;
   if (/^postgres(ql)?:\/\//.test(given)) {
     const database = databaseStore(given);
@@ -131,7 +132,7 @@ interface SyncedStore {
   stateFile: StateFile;
 }
 
-async function storesToSync(run: Run, target: SharedStore, machine: string): Promise<SyncedStore[]> {
+async function storesToSync(run: Run<SyncArgs>, target: SharedStore, machine: string): Promise<SyncedStore[]> {
   const found = await discoverAgentStores({ home: run.home, env: run.io.env });
   const chosen = run.args.agent === undefined ? found : found.filter((store) => store.agent === run.args.agent);
   if (chosen.length === 0) throw new CliError("not-found", run.args.agent === undefined ? "no agent store found on this machine (looked for pi, omp, xcsh, indusagi, operator)" : `no store of ${run.args.agent} found on this machine`);
@@ -193,7 +194,7 @@ async function connect(target: SharedStore, machine: string): Promise<Connection
 }
 
 /** One pass over every store (or, with `paths`, over those files of each store); the counts summed. */
-async function passOver(run: Run, stores: readonly SyncedStore[], connection: Connection, paths?: ReadonlyMap<SyncedStore, readonly string[]>): Promise<MirrorCounts> {
+async function passOver(run: Run<SyncArgs>, stores: readonly SyncedStore[], connection: Connection, paths?: ReadonlyMap<SyncedStore, readonly string[]>): Promise<MirrorCounts> {
   const sum = zeroCounts();
   for (const store of stores) {
     const only = paths?.get(store);
@@ -232,7 +233,7 @@ interface WatchHooks {
  * store unreachable) is said on stderr and tried again, as a full pass over a new connection,
  * after a wait that doubles up to 30 s.
  */
-async function watchAndSync(run: Run, stores: readonly SyncedStore[], hooks: WatchHooks): Promise<void> {
+async function watchAndSync(run: Run<SyncArgs>, stores: readonly SyncedStore[], hooks: WatchHooks): Promise<void> {
   /** Per store, the session files that changed; a store in `full` gets a pass over every file. */
   const changed = new Map<SyncedStore, Set<string>>();
   const full = new Set<SyncedStore>();
@@ -315,7 +316,7 @@ async function watchAndSync(run: Run, stores: readonly SyncedStore[], hooks: Wat
 }
 
 /** A watch pass's line on stderr, when it copied anything. */
-function reportPass(run: Run, counts: MirrorCounts, full: boolean, hooks: WatchHooks): void {
+function reportPass(run: Run<SyncArgs>, counts: MirrorCounts, full: boolean, hooks: WatchHooks): void {
   hooks.counted(counts, full);
   const parts = [
     counts.created > 0 ? `${counts.created} new` : "",

@@ -8,7 +8,7 @@ import { headerVersion } from "../src/format/migrate.js";
 import { readSessionFile } from "../src/format/session-file.js";
 import type { LineProblem } from "../src/format/jsonl-reader.js";
 import { CliError } from "./errors.js";
-import { asCliError, type SessionFileRef } from "./store.js";
+import { asCliError, type SessionFileRef } from "./session-argument.js";
 
 type VerifyProblemKind =
   | "bad-line" // not JSON, or JSON that is not an object: skipped on load

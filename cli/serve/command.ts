@@ -4,6 +4,7 @@ import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverAgentStores } from "../agent-stores.js";
+import type { ServeArgs } from "../commands/serve.js";
 import type { Run } from "../run.js";
 import { CliError } from "../errors.js";
 import { requireDirectory, resolveRoot } from "../store.js";
@@ -17,7 +18,7 @@ import { machineStoresIn } from "../machine-stores.js";
 import { startServe, type RunningServer, type StoreConfig } from "./server.js";
 import { untilInterrupted } from "../interrupt.js";
 
-export async function serveCommand(run: Run): Promise<number> {
+export async function serveCommand(run: Run<ServeArgs>): Promise<number> {
   const { args, io } = run;
   // The stores the CLI reads without --root (--store's database, or every agent's store found,
   // only --agent's when given) or with --agent-stores besides each --root, and each --root.

@@ -56,6 +56,8 @@ export interface SearchHit {
 const DEFAULT_LIMIT = 50;
 /** Candidates fetched per hit wanted: phrases and prefixes may fail the check against the text. */
 const CANDIDATES_PER_HIT = 4;
+/** Candidates' lines read at once (a limit of Infinity reads them this many at a time). */
+const MAX_READS_AT_ONCE = 64;
 
 /** Searches run one at a time: they share the index kept open (search-index.ts). */
 let queue: Promise<unknown> = Promise.resolve();
@@ -83,7 +85,7 @@ export function searchSessions(storage: StoragePort, query: string, options: Sea
  */
 export function updateSearchIndex(storage: StoragePort, sources: readonly SearchSource[]): Promise<void> {
   const run = queue.then(async () => {
-    await openIndexes(storage, await sessionDirListings(storage), true, groupsOf(sources));
+    await openIndexes(storage, sessionDirListings(storage), true, groupsOf(sources));
   });
   queue = run.catch(() => {});
   return run;
@@ -101,9 +103,8 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   const limit = options.limit ?? DEFAULT_LIMIT;
   const parsed = parseQuery(query);
   if (parsed.units.length === 0 || limit <= 0) return [];
-  const listings = await sessionDirListings(storage, options.dir);
+  const { indexes, listings } = await openIndexes(storage, sessionDirListings(storage, options.dir), options.dir === undefined, groups, options.onProgress);
   const dirs = options.dir === undefined ? undefined : listings.map((listing) => listing.dir);
-  const indexes = await openIndexes(storage, listings, options.dir === undefined, groups, options.onProgress);
   // FTS5 finds each token (a phrase's tokens, a run's bigrams anywhere in the entry); the text
   // check narrows it. Only those are wider than the match: ask for more candidates.
   const matches = new Map(indexes.map((index) => [index, matchExpression(parsed.units, (term) => index.holds(term))]));
@@ -118,15 +119,22 @@ async function search(storage: StoragePort, query: string, options: SearchOption
   }
 }
 
+/**
+ * The indexes of `groups`, brought up to date with the store's files. The index files are read
+ * and loaded (SQLite too, the first time) while `listing` lists the store: neither waits for the
+ * other's reads.
+ */
 async function openIndexes(
   storage: StoragePort,
-  listings: readonly DirListing[],
+  listing: Promise<DirListing[]>,
   complete: boolean,
   groups: readonly SourceGroup[],
   onProgress?: (progress: RefreshCounter) => void,
-): Promise<SearchIndex[]> {
+): Promise<{ indexes: SearchIndex[]; listings: DirListing[] }> {
+  listing.catch(() => {}); // awaited below; an index that fails to open first must not leave it unhandled
   const indexes: SearchIndex[] = [];
   for (const group of groups) indexes.push(await SearchIndex.open(storage, group));
+  const listings = await listing;
   const pending = indexes.map((index) => index.pending(listings, complete));
   const counter: RefreshCounter = {
     filesDone: 0,
@@ -139,7 +147,7 @@ async function openIndexes(
     await index.refresh(storage, listings, complete, counter, report);
     await index.save(storage);
   }
-  return indexes;
+  return { indexes, listings };
 }
 
 /**
@@ -150,15 +158,20 @@ async function checkCandidates(storage: StoragePort, rows: CandidateRow[], units
   const patterns = units.map(unitPattern);
   const hits: SearchHit[] = [];
   const decoder = new TextDecoder();
-  for (const row of rows) {
-    if (hits.length >= limit) break;
-    const bytes = await storage.read(row.path, { offset: row.lineOffset, length: row.lineLength }).catch(() => null);
-    if (!bytes) continue;
-    const raw = recordOfLine(decoder.decode(bytes), row.part);
-    const record = raw && decode(row.dialect as SessionDialect, raw);
-    const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
-    if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
-    hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, patterns), score: -row.rank });
+  // The lines are read a batch at a time, as many as hits are still wanted, all at once: one
+  // after the other, 50 reads of a search waited for each other (each an open, a read, a close).
+  for (let next = 0; next < rows.length && hits.length < limit; ) {
+    const batch = rows.slice(next, (next += Math.min(limit - hits.length, MAX_READS_AT_ONCE)));
+    const lines = await Promise.all(batch.map((row) => storage.read(row.path, { offset: row.lineOffset, length: row.lineLength }).catch(() => null)));
+    for (const [i, row] of batch.entries()) {
+      const bytes = lines[i];
+      if (!bytes || hits.length >= limit) continue;
+      const raw = recordOfLine(decoder.decode(bytes), row.part);
+      const record = raw && decode(row.dialect as SessionDialect, raw);
+      const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
+      if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
+      hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, patterns), score: -row.rank });
+    }
   }
   return hits;
 }

@@ -10,7 +10,7 @@ import { decodeHeader } from "../format/session-file.js";
 import type { SessionInfo } from "../format/types.js";
 import { joinPath, type DirEntry, type StoragePort } from "../port.js";
 import { isUnchanged, readFirstLine, readSince, type ReadPoint } from "./file-resume.js";
-import { sameCwd, SESSIONS_DIR } from "./paths.js";
+import { sameCwd, SESSIONS_DIR, storeSessionDir, type StoreLayout } from "./paths.js";
 import { addRecord, emptySummary, toSessionInfo, type FullText, type SessionSummary } from "./session-info.js";
 
 /**
@@ -165,6 +165,17 @@ async function listDirs(storage: StoragePort, dirs: DirListing[], options: ListO
  */
 export async function listSessions(storage: StoragePort, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
   return listDirs(storage, await sessionDirListings(storage, dir), options);
+}
+
+/**
+ * Sessions of one cwd in a store laid out as `layout` (default pi's), most recently modified first:
+ * those of its directory (`sessionDir`, else the layout's for `cwd`); in a flat seed-003 store,
+ * those whose header cwd is `cwd`. What `SessionManager.list` returns.
+ */
+export function listCwdSessions(storage: StoragePort, cwd: string, options: ListOptions & { sessionDir?: string; layout?: StoreLayout } = {}): Promise<SessionInfo[]> {
+  const layout = options.layout ?? "pi";
+  const dir = options.sessionDir ?? storeSessionDir(layout, cwd);
+  return listSessions(storage, dir, layout === "seed003" && dir === SESSIONS_DIR ? { ...options, cwd } : options);
 }
 
 /**

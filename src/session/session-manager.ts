@@ -37,9 +37,9 @@ import { detachedPort } from "./detached-port.js";
 import type { FollowOptions, FollowUpdate, SessionFollow } from "./follow.js";
 import { Journal } from "./journal.js";
 import { followSession, loadSession, sessionParts, startSession, switchSession, type SessionParts } from "./session-load.js";
-import { listSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
+import { listCwdSessions, listAllSessions, findMostRecentSession, type ListOptions } from "./listing.js";
 import { sessionStoragePath } from "./session-path.js";
-import { sameCwd, SESSIONS_DIR, storeSessionDir, type StoreLayout } from "./paths.js";
+import { sameCwd, storeSessionDir, type StoreLayout } from "./paths.js";
 import * as rewrites from "./rewrites.js";
 import { layoutOf, type NewSessionOptions, type SessionManagerOptions } from "./session-options.js";
 import { nowIso, type SessionTree } from "./session-tree.js";
@@ -149,9 +149,7 @@ export class SessionManager {
 
   /** Sessions of one cwd, most recently modified first (a flat seed-003 store: those whose header cwd is `cwd`). */
   static list(storage: StoragePort, cwd: string, options: ListOptions & { sessionDir?: string; layout?: StoreLayout } = {}): Promise<SessionInfo[]> {
-    const layout = options.layout ?? "pi";
-    const dir = options.sessionDir ?? storeSessionDir(layout, cwd);
-    return listSessions(storage, dir, layout === "seed003" && dir === SESSIONS_DIR ? { ...options, cwd } : options);
+    return listCwdSessions(storage, cwd, options);
   }
 
   /** Sessions of every cwd (every layout's folders), most recently modified first. */
