@@ -84,7 +84,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
       handOver = true;
       return;
     }
-    session = { dialect, header: decoded.data, reader: entryReader(dialect, decoded.data), shape: shapeOf(dialect) };
+    session = { dialect, header: decoded.data, reader: entryReader(dialect, decoded.data.timestamp), shape: shapeOf(dialect) };
   };
 
   /**
