@@ -37,20 +37,19 @@ const agentMessageSchema = z.looseObject({
   timestamp: z.optional(z.number()),
 });
 
+/** Each entry type's schema; checkEntry picks it by the entry's `type`, so none checks `type` again. */
 const entrySchemas = {
-  message: z.looseObject({ ...base, type: z.literal("message"), message: agentMessageSchema }),
+  message: z.looseObject({ ...base, message: agentMessageSchema }),
   thinking_level_change: z.looseObject({
     ...base,
-    type: z.literal("thinking_level_change"),
     thinkingLevel: z.string(),
   }),
   model_change: z.union([
-    z.looseObject({ ...base, type: z.literal("model_change"), provider: z.string(), modelId: z.string() }),
-    z.looseObject({ ...base, type: z.literal("model_change"), model: z.string(), role: z.optional(z.string()) }),
+    z.looseObject({ ...base, provider: z.string(), modelId: z.string() }),
+    z.looseObject({ ...base, model: z.string(), role: z.optional(z.string()) }),
   ]),
   compaction: z.looseObject({
     ...base,
-    type: z.literal("compaction"),
     summary: z.string(),
     firstKeptEntryId: z.string(),
     tokensBefore: z.number(),
@@ -60,41 +59,36 @@ const entrySchemas = {
   }),
   branch_summary: z.looseObject({
     ...base,
-    type: z.literal("branch_summary"),
     fromId: z.string(),
     summary: z.string(),
     fromHook: z.optional(z.boolean()),
     fromExtension: z.optional(z.boolean()),
   }),
-  custom: z.looseObject({ ...base, type: z.literal("custom"), customType: z.string() }),
+  custom: z.looseObject({ ...base, customType: z.string() }),
   custom_message: z.looseObject({
     ...base,
-    type: z.literal("custom_message"),
     customType: z.string(),
     content: z.union([z.string(), z.array(z.union([textContent, imageContent]))]),
     display: z.boolean(),
   }),
   label: z.looseObject({
     ...base,
-    type: z.literal("label"),
     targetId: z.string(),
     label: z.optional(z.nullable(z.string())),
   }),
-  session_info: z.looseObject({ ...base, type: z.literal("session_info"), name: z.optional(z.string()) }),
+  session_info: z.looseObject({ ...base, name: z.optional(z.string()) }),
   ttsr_injection: z.looseObject({
     ...base,
-    type: z.literal("ttsr_injection"),
     injectedRules: z.array(z.string()),
   }),
   session_init: z.looseObject({
     ...base,
-    type: z.literal("session_init"),
     systemPrompt: z.optional(z.string()),
     task: z.optional(z.string()),
     tools: z.optional(z.array(z.string())),
   }),
-  mode_change: z.looseObject({ ...base, type: z.literal("mode_change"), mode: z.string() }),
-  leaf: z.looseObject({ ...base, type: z.literal("leaf"), targetId: z.string() }),
+  mode_change: z.looseObject({ ...base, mode: z.string() }),
+  leaf: z.looseObject({ ...base, targetId: z.string() }),
 } as const;
 
 /** Any entry: a known type must match its schema; an unknown type needs only the base fields. */
@@ -124,8 +118,6 @@ function describeIssue(issue: z.core.$ZodRawIssue): string {
   switch (issue.code) {
     case "invalid_type":
       return `expected ${issue.expected}, received ${issue.input === null ? "null" : Array.isArray(issue.input) ? "array" : typeof issue.input}`;
-    case "invalid_value":
-      return `expected ${issue.values.map((value) => JSON.stringify(value)).join(" or ")}`;
     case "invalid_union":
       return "matches none of its forms";
     default:
