@@ -133,27 +133,31 @@ export async function scanJsonl(
     carry = lastNewline + 1 < buf.length ? [buf.slice(lastNewline + 1)] : [];
   }
 
-  const completeBytes = bufStart;
-  const completeLines = line;
-  let tail: JsonlTail = { kind: "clean" };
   const tailBytes = carry.length > 0 ? concatAll(carry) : null;
-  if (tailBytes && tailBytes.length > 0) {
-    const text = decodeLines(decoder, tailBytes, bufStart);
-    if (text.trim() !== "") {
-      line++;
-      const before = problems.length;
-      const ok = parseLine(text, line, { offset: bufStart, length: tailBytes.length }, onRecord, problems, true);
-      if (ok) tail = { kind: "missing-newline" };
-      else {
-        problems.length = before;
-        problems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
-        tail = { kind: "torn", offset: bufStart, length: tailBytes.length };
-      }
-    } else {
-      tail = { kind: "missing-newline" };
-    }
-  }
-  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes, completeLines, problems, tail };
+  const tail: JsonlTail = tailBytes && tailBytes.length > 0 ? parseTail(decoder, tailBytes, bufStart, line + 1, onRecord, problems) : { kind: "clean" };
+  return { bytes: bufStart + (tailBytes?.length ?? 0), completeBytes: bufStart, completeLines: line, problems, tail };
+}
+
+/**
+ * Reads the bytes after a file's last "\n" (`bytes`, at file offset `offset`) as line `line`:
+ * blank, a complete record without its newline, or a torn line, reported as `torn` in place of
+ * what its parse reported. Returns how the file ends.
+ */
+export function parseTail(
+  decoder: TextDecoder,
+  bytes: Uint8Array,
+  offset: number,
+  line: number,
+  onRecord: (value: Record<string, unknown>, line: number, text: string, at: LineSpan) => void,
+  problems: LineProblem[],
+): JsonlTail {
+  const text = decodeLines(decoder, bytes, offset);
+  if (text.trim() === "") return { kind: "missing-newline" };
+  const before = problems.length;
+  if (parseLine(text, line, { offset, length: bytes.length }, onRecord, problems, true)) return { kind: "missing-newline" };
+  problems.length = before;
+  problems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${bytes.length} bytes), likely a crash mid-append` });
+  return { kind: "torn", offset, length: bytes.length };
 }
 
 /** The decoder of a file's lines: a byte order mark is dropped only at the file's start (see decodeLines). */

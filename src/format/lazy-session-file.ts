@@ -8,7 +8,7 @@ import type { StoragePort } from "../port.js";
 import { recordHoldsBlobRef } from "../blobs/blob-store.js";
 import { concatAll } from "./bytes.js";
 import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader, type LoadedSessionFile } from "./session-file.js";
-import { decodeLines, lineDecoder, parseLine, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
+import { decodeLines, lineDecoder, parseLine, parseTail, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { detectDialect, keyInDialect, rejectedKeys, type SessionDialect } from "./dialect.js";
 import { headerVersion } from "./migrate.js";
 import { messageLineShape, readMessageLine, type MessageLineShape } from "./message-line.js";
@@ -84,7 +84,7 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
       handOver = true;
       return;
     }
-    session = { dialect, header: decoded.data, reader: entryReader(dialect, decoded.data), shape: shapeOf(dialect) };
+    session = { dialect, header: decoded.data, reader: entryReader(dialect, decoded.data.timestamp), shape: shapeOf(dialect) };
   };
 
   /**
@@ -177,24 +177,8 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
   }
 
   const extent = { completeBytes: lineStart, completeLines: line };
-  let tail: JsonlTail = { kind: "clean" };
   const tailBytes = carry.length > 0 ? concatAll(carry) : null;
-  if (tailBytes && !handOver) {
-    const text = decodeLines(decoder, tailBytes, lineStart);
-    if (text.trim() !== "") {
-      line++;
-      const before = scanProblems.length;
-      if (parseLine(text, line, { offset: lineStart, length: tailBytes.length }, onRecord, scanProblems, true)) {
-        tail = { kind: "missing-newline" };
-      } else {
-        scanProblems.length = before;
-        scanProblems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
-        tail = { kind: "torn", offset: lineStart, length: tailBytes.length };
-      }
-    } else {
-      tail = { kind: "missing-newline" };
-    }
-  }
+  const tail: JsonlTail = tailBytes && !handOver ? parseTail(decoder, tailBytes, lineStart, line + 1, onRecord, scanProblems) : { kind: "clean" };
 
   const opened = session as HeaderRead | null; // assigned in onRecord, out of the compiler's sight
   if (handOver || !opened) {

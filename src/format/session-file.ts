@@ -63,7 +63,7 @@ export async function readSessionFile(storage: StoragePort, path: string): Promi
     throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected ${EXPECTED_HEADERS})`, { path });
   }
   const migratedFrom = dialect === "pi" ? migrateRecords(records) : null;
-  const reader = entryReader(dialect, header.data);
+  const reader = entryReader(dialect, header.data.timestamp);
   const entries: SessionEntry[] = [];
   const entryLines: number[] = [];
   const entriesWithBlobRefs = new Set<SessionEntry>();
@@ -101,14 +101,14 @@ export interface EntryReader {
 }
 
 /**
- * The reader of the entries of a file in `dialect` whose (decoded) header is `header`: a second
- * header is skipped as pi skips it, a record is decoded from its dialect (seed 003's missing
- * fields filled in from the record before it), and an entry its type's schema rejects would break
- * the tree or the context, so it is skipped and reported.
+ * The reader of the entries of a file in `dialect`, from the record after `previousTimestamp`'s
+ * (the header's, at the start of a file): a second header is skipped as pi skips it, a record is
+ * decoded from its dialect (seed 003's missing fields filled in from the record before it), and an
+ * entry its type's schema rejects would break the tree or the context, so it is skipped and
+ * reported.
  */
-export function entryReader(dialect: SessionDialect, header: SessionHeader): EntryReader {
+export function entryReader(dialect: SessionDialect, previousTimestamp: unknown): EntryReader {
   const problems: LineProblem[] = [];
-  let previousTimestamp: unknown = header.timestamp;
   return {
     problems,
     read(record, line) {

@@ -83,10 +83,6 @@ export function indexById(entries: readonly SessionEntry[]): Map<string, Session
  * The leaf a file's entries leave: the last entry, except that a seed-003 `leaf` entry points at
  * its target (one whose target is unknown is passed over). null when there are no entries.
  */
-function lastLeafId(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): string | null {
-  return lastLeafIdOf(entriesSource(entries, byId));
-}
-
 function lastLeafIdOf<H extends EntryHead>(source: EntrySource<H>): string | null {
   for (let i = source.heads.length - 1; i >= 0; i--) {
     const head = source.heads[i]!;
@@ -109,7 +105,7 @@ export interface ContextOptions {
 /**
  * What the model sees at `leafId`, as pi builds it: the messages on the path from the root, with
  * compactions and branch summaries applied, and the thinking level and model in effect there.
- * `leafId === null` → empty context; an unknown or absent leaf → the last entry (see `lastLeafId`).
+ * `leafId === null` → empty context; an unknown or absent leaf → the last entry (see `lastLeafIdOf`).
  *
  * @param byId the entries by id, when the caller has that map already
  * @category Sessions

@@ -7,8 +7,8 @@
  */
 import { BLOB_REF_PREFIX } from "../blobs/blob-store.js";
 import { scanJsonl, type LineProblem } from "../format/jsonl-reader.js";
-import { completeSeed003Entry, decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
-import { checkEntry } from "../format/schema.js";
+import type { SessionDialect } from "../format/dialect.js";
+import { entryReader, type EntryReader } from "../format/session-file.js";
 import type { SessionEntry } from "../format/types.js";
 import { parentDir, type StoragePort, type StorageWatch } from "../port.js";
 
@@ -70,22 +70,21 @@ export class SessionTail {
   #fingerprint: Uint8Array;
   /** size and mtime at the last look: an unchanged stat costs no read. */
   #seen = "";
-  /** Seed 003 entries may leave out their timestamp: the previous record's is theirs. */
-  #previousTimestamp: unknown;
+  /** Reads records as readSessionFile reads those after the header; it keeps the previous timestamp (seed 003). */
+  readonly #reader: EntryReader;
 
   private constructor(
     private readonly storage: StoragePort,
     private readonly path: string,
-    private readonly dialect: SessionDialect,
     extent: FileExtent,
     header: Uint8Array,
     fingerprint: Uint8Array,
-    previousTimestamp: unknown,
+    reader: EntryReader,
   ) {
     this.#extent = extent;
     this.#header = header;
     this.#fingerprint = fingerprint;
-    this.#previousTimestamp = previousTimestamp;
+    this.#reader = reader;
   }
 
   /**
@@ -94,7 +93,7 @@ export class SessionTail {
    */
   static async start(storage: StoragePort, path: string, extent: FileExtent, dialect: SessionDialect = "pi", previousTimestamp?: unknown): Promise<SessionTail> {
     const [header, fingerprint] = await Promise.all([readHeaderLine(storage, path), readFingerprint(storage, path, extent.completeBytes)]);
-    return new SessionTail(storage, path, dialect, extent, header, fingerprint, previousTimestamp);
+    return new SessionTail(storage, path, extent, header, fingerprint, entryReader(dialect, previousTimestamp));
   }
 
   /** How far the file has been read. */
@@ -119,34 +118,15 @@ export class SessionTail {
 
     const entries: SessionEntry[] = [];
     const withBlobRefs = new Set<SessionEntry>();
-    const problems: LineProblem[] = [];
+    const reader = this.#reader;
+    // This look's problems only: a look that failed part-way left some, and its lines are read again.
+    reader.problems.length = 0;
     const scan = await scanJsonl(
       storage,
       path,
       (record, line, text) => {
-        // As readSessionFile reads each record after the header.
-        if (detectDialect(record) !== null) {
-          problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
-          return;
-        }
-        const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
-        let decoded: Record<string, unknown> = record;
-        if (this.dialect !== "pi") {
-          try {
-            decoded = decodeRecord(this.dialect, record);
-          } catch (error) {
-            if (!(error instanceof DialectError)) throw error;
-            problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryId });
-            return;
-          }
-          this.#previousTimestamp = completeSeed003Entry(decoded, this.#previousTimestamp);
-        }
-        const check = checkEntry(decoded);
-        if (!check.ok) {
-          problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryId });
-          return;
-        }
-        const entry = decoded as unknown as SessionEntry;
+        const entry = reader.read(record, line);
+        if (!entry) return;
         entries.push(entry);
         if (text.includes(BLOB_REF_PREFIX)) withBlobRefs.add(entry);
       },
@@ -154,7 +134,7 @@ export class SessionTail {
     );
     if (scan === null) return { kind: "missing" };
     // A torn or unterminated last line is not ours yet: it is read again once its newline lands.
-    problems.push(...scan.problems.filter((problem) => problem.kind !== "torn"));
+    const problems = [...reader.problems, ...scan.problems.filter((problem) => problem.kind !== "torn")];
     this.#seen = scan.tail.kind === "clean" ? seen : "";
     if (scan.completeBytes !== completeBytes) {
       this.#extent = { completeBytes: scan.completeBytes, completeLines: scan.completeLines };

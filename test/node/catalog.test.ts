@@ -41,6 +41,20 @@ describe("the catalog", () => {
     expect(full!.allMessagesText).toBe([first, ...Array.from({ length: 200 }, (_, i) => `answer ${i} ${"x".repeat(5000)}`)].join(" "));
     expect({ ...full, allMessagesText: undefined, firstMessage: "" }).toEqual({ ...info, allMessagesText: undefined, firstMessage: "" });
   });
+
+  it("is rebuilt, not trusted, when an entry does not have its shape", async () => {
+    const storage = memoryStorage();
+    await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
+    await SessionManager.list(storage, "", { sessionDir: DIR });
+    const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
+    const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!));
+    // Size and mtime still match the file: only the schema can tell this entry is not to be used.
+    catalog.files["one.jsonl"].summary = { ...catalog.files["one.jsonl"].summary, messageCount: "1", firstMessage: "tampered" };
+    await storage.write(catalogFile, encode(JSON.stringify(catalog)));
+    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    expect(info!.firstMessage).toBe("the real first message");
+    expect(info!.messageCount).toBe(1);
+  });
 });
 
 describe("scanJsonl line spans", () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SessionManager } from "../../src/index.js";
+import { SessionManager, SessionTail, type StoragePort } from "../../src/index.js";
 import { describeFollowSuite } from "../shared/follow-suite.js";
 import { userMsg } from "../shared/messages.js";
 import { waitFor } from "../../src/testing/index.js";
@@ -87,5 +87,34 @@ describe("SessionManager.follow on a seed 003 file", () => {
     expect(reader.buildSessionContext()).toEqual(writer.buildSessionContext());
     await follow.close();
     await writer.close();
+  });
+});
+
+describe("SessionTail", () => {
+  it("reports a skipped appended line once when a look fails part-way and the next one reads it again", async () => {
+    const memory = memoryStorage();
+    let failReadAt: number | null = null;
+    const storage: StoragePort = {
+      ...memory,
+      read: (path, range) => {
+        if (range?.offset !== failReadAt) return memory.read(path, range);
+        failReadAt = null;
+        return Promise.reject(new Error("read failed"));
+      },
+    };
+    const jsonl = (...records: object[]) => new TextEncoder().encode(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+    const path = "sessions/--tail--/tail.jsonl";
+    const timestamp = "2026-01-01T00:00:00.000Z";
+    const start = jsonl({ type: "session", version: 3, id: "s", timestamp, cwd: "/tail" }, { type: "message", id: "m1", parentId: null, timestamp, message: userMsg("first") });
+    await storage.write(path, start);
+    const tail = await SessionTail.start(storage, path, { completeBytes: start.length, completeLines: 2 });
+    // Line 3 is invalid (empty id); line 4 is long enough that the look reads a second range (4 MiB each).
+    const invalid = { type: "message", id: "", parentId: "m1", timestamp, message: userMsg("no id") };
+    await storage.append(path, jsonl(invalid, { type: "message", id: "m2", parentId: "m1", timestamp, message: userMsg("x".repeat(5_000_000)) }));
+    failReadAt = start.length + 4 * 1024 * 1024;
+    await expect(tail.next()).rejects.toThrow("read failed");
+    const read = await tail.next();
+    expect(read.kind === "appended" && read.entries.map((entry) => entry.id)).toEqual(["m2"]);
+    expect(read.kind === "appended" && read.problems.map((problem) => [problem.line, problem.kind])).toEqual([[3, "invalid-entry"]]);
   });
 });
