@@ -6,10 +6,10 @@
  * ./serve-process.ts, the session opened by its address), for sessions written by pi
  * (test/shared/viewer-session.ts) of ~47 entries (52 KB: a small session), 1k, 10k and 100k
  * entries, all in the same Chromium, a fresh context (empty cache) per page:
- * - first entry painted: navigation start → the end of the first frame after the first message
- *   element is in the DOM (pi: a child of #messages; ours: #messages .entry), taken in the page by a
- *   MutationObserver, then requestAnimationFrame and a message (which runs once that frame is
- *   made); the median of ROUNDS pages, pi, export and serve taking turns;
+ * - first entry visible: navigation start → the first frame that lays a message element out inside
+ *   the viewport (pi: a child of #messages; ours: #messages .entry): an IntersectionObserver on
+ *   each as a MutationObserver sees it arrive, its entry's time; the median of ROUNDS pages, pi,
+ *   export and serve taking turns;
  * - DOM nodes once loaded, and the longest task while loading (PerformanceObserver "longtask");
  * - scrolling (once per file): the message list and the tree scrolled end to end (60 steps each,
  *   a frame apart): the longest task and the tasks over 200 ms.
@@ -44,7 +44,7 @@ const SIZES = [SMALL, 1_000, 10_000, 100_000];
 const ROUNDS = 5;
 const LIMIT_MS = 120_000;
 const SCROLL_STEPS = 60;
-/** First paint against pi's: ≤ 1× for a session of up to SMALL_MAX_ENTRIES entries, ≤ 0.5× from 1,000. */
+/** First entry visible against pi's: ≤ 1× for a session of up to SMALL_MAX_ENTRIES entries, ≤ 0.5× from 1,000. */
 const TARGET = { smallRatio: 1, ratio: 0.5, nodes: 3000, taskMs: 200 };
 const SMALL_MAX_ENTRIES = 100;
 
@@ -91,7 +91,7 @@ export async function ourExport(template: string, session: string, out: string):
   }
 }
 
-/** One page load of `url` in a fresh context: first paint, nodes, longest load task; then, if asked, scrolling. */
+/** One page load of `url` in a fresh context: first entry visible, nodes, longest load task; then, if asked, scrolling. */
 async function measure(browser: Browser, url: string, kind: Kind, options: { throttle: number; scroll: boolean }): Promise<{ load: Load; scroll?: Scroll }> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   await context.addInitScript((selector) => {
@@ -210,7 +210,7 @@ function summary(measured: Measured | undefined, figure: "visibleMs" | "inDomMs"
 }
 const failure = (measured: Measured | undefined) => measured?.loads.find((load) => !load.ok)?.failure;
 /** "348 ms (301–420)": the median and the range over the rounds. */
-function paintCell(measured: Measured, who: string): string {
+function visibleCell(measured: Measured, who: string): string {
   const why = failure(measured);
   if (why !== undefined) return `${who} failed: ${why}`;
   const values = measured.loads.map((load) => load.visibleMs!);
@@ -288,19 +288,19 @@ export async function runViewerSection(options: ViewerSectionOptions = {}): Prom
       const small = session.entries <= SMALL_MAX_ENTRIES;
       const targetRatio = small ? TARGET.smallRatio : TARGET.ratio;
       const piPaint = summary(pi, "visibleMs");
-      const paintRow = (what: string, measured: Measured) => {
+      const visibleRow = (what: string, measured: Measured) => {
         const mine = summary(measured, "visibleMs");
         const ratio = mine !== undefined && piPaint !== undefined ? mine / piPaint : undefined;
         // pi failing (10k entries and more) leaves ours to render at all; not measuring pi judges nothing.
         const result = !pi ? "—" : verdict(mine !== undefined && (ratio !== undefined ? ratio <= targetRatio : !small));
-        return `| ${n} | first entry painted, ${what} | ${paintCell(measured, "ours")} | ${pi ? paintCell(pi, "pi") : "not measured"} | ${ratio === undefined ? "—" : `${ratio.toFixed(2)}×`} | ≤ ${targetRatio}× pi${small ? "" : " where pi renders; ours renders"} | ${result} |`;
+        return `| ${n} | first entry visible, ${what} | ${visibleCell(measured, "ours")} | ${pi ? visibleCell(pi, "pi") : "not measured"} | ${ratio === undefined ? "—" : `${ratio.toFixed(2)}×`} | ≤ ${targetRatio}× pi${small ? "" : " where pi renders; ours renders"} | ${result} |`;
       };
       const both = (figure: "nodes" | "loadLongestTask", format: (value: number | undefined) => string) => `${format(summary(ours, figure))} / ${format(summary(served, figure))}`;
       const count = (value: number | undefined) => (value === undefined ? "—" : String(Math.round(value)));
       const htmlBytes = async (file: string) => ((await stat(file).catch(() => null))?.size ?? 0) / 1e6;
       rows.push(
-        paintRow("HTML export (file://)", ours),
-        paintRow("sessionkit serve", served),
+        visibleRow("HTML export (file://)", ours),
+        visibleRow("sessionkit serve", served),
         `| ${n} | DOM nodes, export / serve | ${both("nodes", count)} | ${count(summary(pi, "nodes"))} | — | ≤ ${TARGET.nodes} | ${verdict(Math.max(summary(ours, "nodes") ?? Infinity, summary(served, "nodes") ?? Infinity) <= TARGET.nodes)} |`,
         `| ${n} | longest task while loading, export / serve | ${both("loadLongestTask", ms)} | ${ms(summary(pi, "loadLongestTask"))} | — | — | — |`,
         `| ${n} | scrolling messages and tree end to end (export): longest task (tasks over 200 ms) | ${ours.scroll ? `${ms(ours.scroll.longestTask)} (${ours.scroll.tasksOver200})` : "—"} | ${pi?.scroll ? `${ms(pi.scroll.longestTask)} (${pi.scroll.tasksOver200})` : "—"} | — | ≤ ${TARGET.taskMs} ms | ${verdict(ours.scroll !== undefined && ours.scroll.longestTask <= TARGET.taskMs)} |`,
@@ -320,7 +320,7 @@ ${table}
 
 Sessions written by pi's SessionManager (test/shared/viewer-session.ts): turns of user → (assistant tool call → tool result)* → answer, with branches, branch summaries, compactions, labels, model and thinking changes; ~1.2 KB per entry. pi's file is its \`exportFromFile\` of the session; the export is the viewer's export template filled as \`sessionkit export --html\` fills it, opened from file://; serve is \`sessionkit serve\`'s server (bench/browser/serve-process.ts, a process of its own, read-only, already running) over a store holding these sessions, the page opened at the session's address (\`http://127.0.0.1:PORT/?token=…#store=…&session=…\`, the printed URL with a link's fragment).
 
-"First entry painted" runs from the navigation start of the page that shows the session (for serve, that address: the page's files, \`/api/stores\` and the session all load after it) to the end of the first frame after the first message element is in the DOM (pi: \`#messages > *\`; ours: \`#messages .entry\`), taken in the page (a MutationObserver, then \`requestAnimationFrame\` and a posted message, handled once that frame is made); the median of ${rounds} pages (range in brackets), pi, export and serve taking turns. DOM nodes and the longest load task are medians of the same pages; "longest task" is the longest PerformanceObserver long task. Scrolling (the first round's page) moves each list's scrollTop end to end in ${SCROLL_STEPS} steps, one frame apart. pi had ${LIMIT_MS / 1000} s per page.
+"First entry visible" runs from the navigation start of the page that shows the session (for serve, that address: the page's files, \`/api/stores\` and the session all load after it) to the first frame that lays a message element out inside the viewport (pi: \`#messages > *\`; ours: \`#messages .entry\`), taken in the page: an IntersectionObserver on each such element as a MutationObserver sees it arrive, the time of its first intersecting entry; the median of ${rounds} pages (range in brackets), pi, export and serve taking turns. DOM nodes and the longest load task are medians of the same pages; "longest task" is the longest PerformanceObserver long task. Scrolling (the first round's page) moves each list's scrollTop end to end in ${SCROLL_STEPS} steps, one frame apart. pi had ${LIMIT_MS / 1000} s per page.
 
 ## Every measurement
 
