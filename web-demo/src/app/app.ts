@@ -301,6 +301,8 @@ export class ViewerApp {
     });
     this.#view = view;
     this.#sessionPane.replaceChildren(view.element);
+    await view.start();
+    if (this.#view !== view) return; // another session was opened meanwhile
     if (initial.openEntry && initial.targetId) view.openEntry(initial.targetId);
     history.replaceState(null, "", linkHash({ store: storeId, path, ...view.state }));
     this.#renderList();
