@@ -33,6 +33,37 @@ function appCsp(): Plugin {
   };
 }
 
+/**
+ * index.html preloads the serve mode's chunks (the app's, mostly shared with the static mode) with
+ * the page's first script: main.ts imports them as it starts, and they load (and compile) beside
+ * it instead of after it.
+ */
+function preloadApp(): Plugin {
+  return {
+    name: "sessionkit-preload-app",
+    apply: "build",
+    transformIndexHtml: {
+      order: "post",
+      handler(html, context) {
+        const bundle = context.bundle;
+        if (!bundle) return html;
+        const entry = Object.values(bundle).find((output) => output.type === "chunk" && output.facadeModuleId === join(root, "src", "serve-mode.ts"));
+        if (!entry) throw new Error("app build: no chunk for src/serve-mode.ts");
+        const files = new Set<string>();
+        const visit = (file: string) => {
+          const chunk = bundle[file];
+          if (files.has(file) || chunk?.type !== "chunk") return;
+          files.add(file);
+          for (const imported of chunk.imports) visit(imported);
+        };
+        visit(entry.fileName);
+        const tags = [...files].filter((file) => !html.includes(file)).map((file) => ({ tag: "link", attrs: { rel: "modulepreload", crossorigin: true, href: `./${file}` }, injectTo: "head" as const }));
+        return { html, tags };
+      },
+    },
+  };
+}
+
 /** In the export build: the export's highlight.js loader (a block of the page) in place of the app's (chunks). */
 function exportHighlighter(): Plugin {
   const appModules = join(root, "src", "render", "highlight-modules.ts");
@@ -148,7 +179,7 @@ export default defineConfig({
   build: { outDir: "dist", emptyOutDir: true, target: "es2022" },
   // The OPFS adapter starts a module worker that imports the rpc code: ES module output.
   worker: { format: "es" },
-  plugins: [appCsp(), exportTemplate()],
+  plugins: [appCsp(), preloadApp(), exportTemplate()],
   server: { host: "127.0.0.1", port: 4174, strictPort: true },
   // As `sessionkit serve` sends it.
   preview: { host: "127.0.0.1", port: 4174, strictPort: true, headers: { "Content-Security-Policy": APP_CSP_HEADER } },
