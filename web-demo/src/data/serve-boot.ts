@@ -31,17 +31,19 @@ export async function askServedStores(token: string | undefined, page: string = 
 /** The first range the viewer reads of a session (data/load-session.ts reads 1 MiB at a time). */
 const PREFETCH_BYTES = 1 << 20;
 
-/** The first bytes of a session, asked for before the app ran. */
+/** The first bytes of a session, and its size, asked for before the app ran. */
 export interface SessionPrefetch {
   store: string;
   path: string;
   /** Null when the request failed (the port then reads as usual and reports why). */
   answer: Promise<{ bytes: Uint8Array; whole: boolean; mtimeMs: number; at: number } | null>;
+  /** The file's size and time (a HEAD request), for a file longer than the bytes; null when it failed. */
+  stat: Promise<{ size: number; mtimeMs: number } | null>;
 }
 
 /**
  * Asks for the first PREFETCH_BYTES of the session the address names (app/links.ts's
- * `#store=&session=`), when there is one and a token (a static host has none).
+ * `#store=&session=`), and for its size, when there is one and a token (a static host has none).
  */
 export function prefetchAddressedSession(token: string | undefined, page: string = location.href): SessionPrefetch | null {
   const link = new URLSearchParams(new URL(page).hash.replace(/^#/, ""));
@@ -49,14 +51,24 @@ export function prefetchAddressedSession(token: string | undefined, page: string
   const path = link.get("session");
   if (token === undefined || store === null || path === null || link.has("insights")) return null;
   const url = new URL(`/api/stores/${encodeURIComponent(store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, page);
-  const answer = fetch(url, { headers: { Authorization: `Bearer ${token}`, Range: `bytes=0-${PREFETCH_BYTES - 1}` }, cache: "no-store" })
+  const authorization = `Bearer ${token}`;
+  const modified = (response: Response) => {
+    const time = Date.parse(response.headers.get("Last-Modified") ?? "");
+    return Number.isNaN(time) ? Date.now() : time;
+  };
+  const answer = fetch(url, { headers: { Authorization: authorization, Range: `bytes=0-${PREFETCH_BYTES - 1}` }, cache: "no-store" })
     .then(async (response) => {
       if (response.status !== 206 && response.status !== 200) return null;
       const bytes = new Uint8Array(await response.arrayBuffer());
-      const modified = Date.parse(response.headers.get("Last-Modified") ?? "");
       // Shorter than asked for, or a 200: the whole file.
-      return { bytes, whole: response.status === 200 || bytes.length < PREFETCH_BYTES, mtimeMs: Number.isNaN(modified) ? Date.now() : modified, at: Date.now() };
+      return { bytes, whole: response.status === 200 || bytes.length < PREFETCH_BYTES, mtimeMs: modified(response), at: Date.now() };
     })
     .catch(() => null);
-  return { store, path, answer };
+  const stat = fetch(url, { method: "HEAD", headers: { Authorization: authorization }, cache: "no-store" })
+    .then((response) => {
+      const size = Number(response.headers.get("Content-Length") ?? NaN);
+      return response.status === 200 && Number.isSafeInteger(size) ? { size, mtimeMs: modified(response) } : null;
+    })
+    .catch(() => null);
+  return { store, path, answer, stat };
 }

@@ -65,15 +65,14 @@ const PREFETCH_FRESH_MS = 2000;
 
 /**
  * `storage` with the prefetched bytes standing in for the session's first reads: its first size
- * (from the bytes when they are the whole file, else asked for as soon as they came) and reads
- * inside them, until a read goes past them (the load went on) or reaches their end, or they are
- * PREFETCH_FRESH_MS old. Everything else, and everything after, is `storage`'s.
+ * (from the bytes when they are the whole file, else from the prefetch's HEAD) and reads inside
+ * them, until a read goes past them (the load went on) or reaches their end, or they are
+ * PREFETCH_FRESH_MS old. Everything else, and everything after, is `storage`'s: the session opens
+ * without waiting for the port's WebSocket.
  */
 function withPrefetch(storage: StoragePort, prefetch: SessionPrefetch): StoragePort {
   let pending: SessionPrefetch["answer"] | null = prefetch.answer;
   let statTaken = false;
-  const earlyStat = prefetch.answer.then((answer) => (answer && !answer.whole ? storage.stat(prefetch.path) : null));
-  earlyStat.catch(() => {}); // used (and its failure seen) only by the first stat
   const usable = async (path: string) => {
     if (path !== prefetch.path || pending === null) return null;
     const answer = await pending;
@@ -86,7 +85,7 @@ function withPrefetch(storage: StoragePort, prefetch: SessionPrefetch): StorageP
       const answer = statTaken ? null : await usable(path);
       if (!answer) return storage.stat(path);
       statTaken = true;
-      return answer.whole ? { size: answer.bytes.length, mtimeMs: answer.mtimeMs } : earlyStat;
+      return answer.whole ? { size: answer.bytes.length, mtimeMs: answer.mtimeMs } : ((await prefetch.stat) ?? storage.stat(path));
     },
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
       const answer = await usable(path);
