@@ -8,8 +8,9 @@
  * entries, all in the same Chromium, a fresh context (empty cache) per page:
  * - first entry visible: navigation start → the first frame that lays a message element out inside
  *   the viewport (pi: a child of #messages; ours: #messages .entry): an IntersectionObserver on
- *   each as a MutationObserver sees it arrive, its entry's time; the median of ROUNDS pages, pi,
- *   export and serve taking turns;
+ *   each as a MutationObserver sees it arrive, its entry's time; the median of ROUNDS pages (up
+ *   to 1,000 entries; LARGE_ROUNDS above, whose pages take seconds), pi, export and serve taking
+ *   turns;
  * - DOM nodes once loaded, and the longest task while loading (PerformanceObserver "longtask");
  * - scrolling (once per file): the message list and the tree scrolled end to end (60 steps each,
  *   a frame apart): the longest task and the tasks over 200 ms.
@@ -41,7 +42,9 @@ const RESULTS = join(HERE, "viewer-results.md");
 /** The small session: 40 asked for, 47 written (52 KB), as a short chat is. */
 const SMALL = 40;
 const SIZES = [SMALL, 1_000, 10_000, 100_000];
-const ROUNDS = 5;
+/** Pages per kind and size: a page of a small session is one short load, and this machine's load moves it by 2x. */
+const ROUNDS = 9;
+const LARGE_ROUNDS = 3;
 const LIMIT_MS = 120_000;
 const SCROLL_STEPS = 60;
 /** First entry visible against pi's: ≤ 1× for a session of up to SMALL_MAX_ENTRIES entries, ≤ 0.5× from 1,000. */
@@ -230,7 +233,7 @@ export interface ViewerSectionOptions {
 export async function runViewerSection(options: ViewerSectionOptions = {}): Promise<string> {
   const started = new Date();
   const sizes = options.sizes ?? SIZES;
-  const rounds = options.rounds ?? ROUNDS;
+  const roundsOf = (entries: number) => options.rounds ?? (entries <= 1_000 ? ROUNDS : LARGE_ROUNDS);
   const throttle = options.throttle ?? 1;
   const work = join(VIEWER_DATA_DIR, "build");
   await rm(work, { recursive: true, force: true });
@@ -270,6 +273,7 @@ export async function runViewerSection(options: ViewerSectionOptions = {}): Prom
       };
       const kinds: Kind[] = options.skipPi ? ["export", "serve"] : ["pi", "export", "serve"];
       const results = new Map<Kind, Measured>(kinds.map((kind) => [kind, { loads: [] }]));
+      const rounds = roundsOf(session.entries);
       for (let round = 0; round < rounds; round++) {
         for (const kind of kinds) {
           const measured = results.get(kind)!;
@@ -311,6 +315,7 @@ export async function runViewerSection(options: ViewerSectionOptions = {}): Prom
     await browser.close();
     await serve.stop();
   }
+  const roundsText = options.rounds === undefined ? `${ROUNDS} pages up to 1,000 entries, ${LARGE_ROUNDS} above` : `${options.rounds} pages`;
   const table = ["| entries | measurement | ours | pi's export | ratio | target | result |", "|---|---|---|---|---:|---|---|", ...rows].join("\n");
   const report = `# Viewer bench: pi's HTML export vs ours
 
@@ -320,7 +325,7 @@ ${table}
 
 Sessions written by pi's SessionManager (test/shared/viewer-session.ts): turns of user → (assistant tool call → tool result)* → answer, with branches, branch summaries, compactions, labels, model and thinking changes; ~1.2 KB per entry. pi's file is its \`exportFromFile\` of the session; the export is the viewer's export template filled as \`sessionkit export --html\` fills it, opened from file://; serve is \`sessionkit serve\`'s server (bench/browser/serve-process.ts, a process of its own, read-only, already running) over a store holding these sessions, the page opened at the session's address (\`http://127.0.0.1:PORT/?token=…#store=…&session=…\`, the printed URL with a link's fragment).
 
-"First entry visible" runs from the navigation start of the page that shows the session (for serve, that address: the page's files, \`/api/stores\` and the session all load after it) to the first frame that lays a message element out inside the viewport (pi: \`#messages > *\`; ours: \`#messages .entry\`), taken in the page: an IntersectionObserver on each such element as a MutationObserver sees it arrive, the time of its first intersecting entry; the median of ${rounds} pages (range in brackets), pi, export and serve taking turns. DOM nodes and the longest load task are medians of the same pages; "longest task" is the longest PerformanceObserver long task. Scrolling (the first round's page) moves each list's scrollTop end to end in ${SCROLL_STEPS} steps, one frame apart. pi had ${LIMIT_MS / 1000} s per page.
+"First entry visible" runs from the navigation start of the page that shows the session (for serve, that address: the page's files, \`/api/stores\` and the session all load after it) to the first frame that lays a message element out inside the viewport (pi: \`#messages > *\`; ours: \`#messages .entry\`), taken in the page: an IntersectionObserver on each such element as a MutationObserver sees it arrive, the time of its first intersecting entry; the median of ${roundsText} (range in brackets), pi, export and serve taking turns. DOM nodes and the longest load task are medians of the same pages; "longest task" is the longest PerformanceObserver long task. Scrolling (the first round's page) moves each list's scrollTop end to end in ${SCROLL_STEPS} steps, one frame apart. pi had ${LIMIT_MS / 1000} s per page.
 
 ## Every measurement
 
