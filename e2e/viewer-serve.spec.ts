@@ -4,7 +4,8 @@
  * inline, and a small session) and an oh-my-pi store, plus the repository's sample store. The list
  * across the three stores, opening a session, every filter, search in a session and across
  * sessions (the index, kept in the cache dir, not in the agents' folders), deep links over a
- * reload (the tab keeps the token, which left the address), the token never reaching another
+ * reload (the tab keeps the token, which left the address), a link to a session (its first bytes
+ * asked for as the page starts, the session shown before the list is read), the token never reaching another
  * local server, a second tab from the printed URL, following a session a child
  * process appends to through node-fs, exports (zip, HTML opened from file:// offline), and the
  * server stopping on SIGINT with exit 0.
@@ -50,6 +51,8 @@ let ompRoot: string;
 let serve: ChildProcess;
 let serveUrl: URL;
 let stores: { id: string; label: string; agent?: string }[];
+/** The zebras session's storage path in the pi store. */
+let zebrasPath: string;
 
 /** Writes a session file where pi puts it: sessions/--<cwd>--/<time>_<id>.jsonl. */
 async function putSession(root: string, text: string): Promise<string> {
@@ -70,7 +73,7 @@ test.beforeAll(async () => {
   piRoot = join(home, ".pi", "agent");
   ompRoot = join(home, ".omp", "agent");
   await putSession(piRoot, await readFile("web-demo/src/samples/pi-sample.jsonl", "utf8"));
-  await putSession(piRoot, sessionJsonl("e2e-serve-zebras", [["Where do zebras sleep?", "Zebras sleep standing up, in short naps."]]));
+  zebrasPath = await putSession(piRoot, sessionJsonl("e2e-serve-zebras", [["Where do zebras sleep?", "Zebras sleep standing up, in short naps."]]));
   await putSession(ompRoot, sessionJsonl("e2e-serve-omp", [["Which agent wrote this one?", "oh-my-pi wrote it."]]));
 
   ({ process: serve, url: serveUrl } = await startNpmStart({ HOME: home, XDG_CACHE_HOME: cache }));
@@ -135,6 +138,33 @@ test("deep links survive a reload: the token the tab kept (sessionStorage) authe
   await openSample(page);
   await checkDeepLinks(page);
   expect(page.url()).not.toContain("token=");
+});
+
+test("a link to a session: its first bytes and its size are asked for as the page starts, before the app opens its WebSocket, and loading asks nothing more; it is shown before the list is read", async ({ page }) => {
+  const requests: string[] = [];
+  page.on("request", (request) => {
+    if (request.url().includes("/files/")) requests.push(`${request.method()} ${decodeURIComponent(new URL(request.url()).pathname)} ${request.headers()["range"] ?? ""}`.trim());
+  });
+  page.on("websocket", () => requests.push("websocket"));
+  await page.addInitScript(() => {
+    const page = window as unknown as { atFirstEntry?: { listed: number; fileReads: number } };
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector("#messages .entry")) return;
+      observer.disconnect();
+      const fileReads = performance.getEntriesByType("resource").filter((entry) => entry.name.includes("/files/")).length;
+      page.atFirstEntry = { listed: document.querySelectorAll("#session-list li").length, fileReads };
+    }).observe(document, { childList: true, subtree: true });
+  });
+  const store = storeOf("pi").id;
+  await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
+  await expect(entries(page).last()).toContainText("Zebras sleep standing up");
+  const file = `/api/stores/${store}/files/${zebrasPath}`;
+  expect(requests.slice(0, 2)).toEqual([`GET ${file} bytes=0-1048575`, `HEAD ${file}`]);
+  expect(requests.indexOf("websocket")).toBeGreaterThan(1);
+  const atFirstEntry = await page.evaluate(() => (window as unknown as { atFirstEntry: { listed: number; fileReads: number } }).atFirstEntry);
+  expect(atFirstEntry).toEqual({ listed: 0, fileReads: 2 });
+  await showSessionList(page);
+  await expect(sessionItems(page)).toHaveCount(3 + SAMPLE_STORE_SESSIONS);
 });
 
 test("the token stays with its server: another server on 127.0.0.1 gets no cookie and no token from the browser", async ({ browser }) => {

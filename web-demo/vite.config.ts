@@ -3,7 +3,9 @@
  * scripts and styles as files, a Content Security Policy in a meta tag forbidding inline and
  * remote script), and the export template (dist/export-template.html: the same viewer as one
  * file, script and style inline and allowed by their sha-256 in its own policy), which
- * `sessionkit export --html` and the viewer's "Export HTML" fill with a session.
+ * `sessionkit export --html` and the viewer's "Export HTML" fill with a session. The template's
+ * script is what the first screen needs; highlight.js is a block of its own that runs after the
+ * first paint, when code is first highlighted (src/export/highlight-modules.ts).
  * `npx vite preview web-demo --port 4174 --strictPort --host 127.0.0.1` serves the build.
  */
 import { createHash } from "node:crypto";
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, defineConfig, type Plugin } from "vite";
 import { APP_CSP, APP_CSP_HEADER } from "./app-csp.js";
+import { HIGHLIGHT_BLOCK_ID } from "./src/export/highlight-modules.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const cacheDir = fileURLToPath(new URL("../node_modules/.vite-viewer", import.meta.url));
@@ -28,6 +31,74 @@ function appCsp(): Plugin {
     apply: "build",
     transformIndexHtml: (html) => html.replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${APP_CSP}" />`),
   };
+}
+
+/**
+ * index.html preloads the serve mode's chunks (the app's, mostly shared with the static mode) with
+ * the page's first script: main.ts imports them as it starts, and they load (and compile) beside
+ * it instead of after it.
+ */
+function preloadApp(): Plugin {
+  return {
+    name: "sessionkit-preload-app",
+    apply: "build",
+    transformIndexHtml: {
+      order: "post",
+      handler(html, context) {
+        const bundle = context.bundle;
+        if (!bundle) return html;
+        const entry = Object.values(bundle).find((output) => output.type === "chunk" && output.facadeModuleId === join(root, "src", "serve-mode.ts"));
+        if (!entry) throw new Error("app build: no chunk for src/serve-mode.ts");
+        const files = new Set<string>();
+        const visit = (file: string) => {
+          const chunk = bundle[file];
+          if (files.has(file) || chunk?.type !== "chunk") return;
+          files.add(file);
+          for (const imported of chunk.imports) visit(imported);
+        };
+        visit(entry.fileName);
+        const tags = [...files].filter((file) => !html.includes(file)).map((file) => ({ tag: "link", attrs: { rel: "modulepreload", crossorigin: true, href: `./${file}` }, injectTo: "head" as const }));
+        return { html, tags };
+      },
+    },
+  };
+}
+
+/** In the export build: the export's highlight.js loader (a block of the page) in place of the app's (chunks). */
+function exportHighlighter(): Plugin {
+  const appModules = join(root, "src", "render", "highlight-modules.ts");
+  return {
+    name: "sessionkit-export-highlighter",
+    enforce: "pre",
+    async resolveId(source, importer, options) {
+      const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
+      return resolved?.id === appModules ? join(root, "src", "export", "highlight-modules.ts") : null;
+    },
+  };
+}
+
+/** One script built from `entry` (its dynamic imports inlined) as the text of a classic script. */
+async function classicScript(entry: string, minify: boolean | "oxc" | "terser" | "esbuild"): Promise<string> {
+  const out = await mkdtemp(join(tmpdir(), "sessionkit-export-block-"));
+  try {
+    await build({
+      configFile: false,
+      root,
+      cacheDir,
+      logLevel: "warn",
+      build: {
+        outDir: out,
+        emptyOutDir: true,
+        target: "es2022",
+        minify,
+        lib: { entry, formats: ["iife"], name: "sessionkitBlock", fileName: () => "block.js" },
+        rolldownOptions: { output: { codeSplitting: false } },
+      },
+    });
+    return await readFile(join(out, "block.js"), "utf8");
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
 }
 
 /** After the app build: the export build (one script, one stylesheet), inlined into one HTML file. */
@@ -51,6 +122,7 @@ function exportTemplate(): Plugin {
           base: "./",
           cacheDir,
           logLevel: "warn",
+          plugins: [exportHighlighter()],
           build: {
             outDir: out,
             emptyOutDir: true,
@@ -71,9 +143,10 @@ function exportTemplate(): Plugin {
         if (js.length !== 1 || css.length !== 1) throw new Error(`export build: expected one script and one stylesheet, got ${files.join(", ")}`);
         const script = inlineSafe(await readFile(join(assets, js[0]!), "utf8"));
         const style = (await readFile(join(assets, css[0]!), "utf8")).replace(/<\/(style)/gi, "<\\/$1");
+        const highlighter = inlineSafe(await classicScript(join(root, "src", "export", "highlight-bundle.ts"), minify));
         const csp = [
           "default-src 'none'",
-          `script-src ${sha256(script)}`,
+          `script-src ${sha256(script)} ${sha256(highlighter)}`,
           `style-src ${sha256(style)}`,
           "img-src data: blob:",
           "object-src 'none'",
@@ -86,7 +159,7 @@ function exportTemplate(): Plugin {
           .replace(/<link rel="stylesheet" crossorigin href="[^"]+">/, "")
           .replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${csp}" />`)
           .replace("</head>", () => `<style>${style}</style>\n  </head>`)
-          .replace("</body>", () => `<script type="module">${script}</script>\n  </body>`);
+          .replace("</body>", () => `<script type="module">${script}</script>\n<script type="text/x-sessionkit-deferred" id="${HIGHLIGHT_BLOCK_ID}">${highlighter}</script>\n  </body>`);
         if (!html.includes("<!--sessionkit:data-->")) throw new Error("export build: the data marker is gone from export.html");
         if (/<script[^>]+src=|<link[^>]+stylesheet/.test(html)) throw new Error("export build: a script or stylesheet is still external");
         await writeFile(join(outDir, "export-template.html"), html);
@@ -106,7 +179,7 @@ export default defineConfig({
   build: { outDir: "dist", emptyOutDir: true, target: "es2022" },
   // The OPFS adapter starts a module worker that imports the rpc code: ES module output.
   worker: { format: "es" },
-  plugins: [appCsp(), exportTemplate()],
+  plugins: [appCsp(), preloadApp(), exportTemplate()],
   server: { host: "127.0.0.1", port: 4174, strictPort: true },
   // As `sessionkit serve` sends it.
   preview: { host: "127.0.0.1", port: 4174, strictPort: true, headers: { "Content-Security-Policy": APP_CSP_HEADER } },

@@ -1,4 +1,9 @@
-/** The viewer's built files, each with its content type and the security headers; its pages with their Content Security Policy. */
+/**
+ * The viewer's built files, each with its content type and the security headers; its pages with
+ * their Content Security Policy. Its pages are never cached; what is under assets/ (named by a
+ * hash of its content: Vite's build) is cached for good, so a page loaded again compiles its
+ * scripts from the browser's code cache instead of fetching and compiling them anew.
+ */
 import { readFile, stat } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
 import nodePath from "node:path";
@@ -11,6 +16,9 @@ export interface ViewerFiles {
   /** The `Content-Security-Policy` header of its .html files. */
   contentSecurityPolicy: string;
 }
+
+/** A file whose name changes with its content: a year, never revalidated. */
+const IMMUTABLE = "public, max-age=31536000, immutable";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -41,6 +49,8 @@ export async function sendViewerFile(response: ServerResponse, viewer: ViewerFil
   const extension = nodePath.extname(file);
   // The page's policy as a header too: it adds frame-ancestors, which a meta tag cannot set.
   const policy = extension === ".html" ? { "Content-Security-Policy": viewer.contentSecurityPolicy } : {};
-  response.writeHead(200, { "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream", ...securityHeaders, ...policy });
+  // The resolved path decides: "assets/../index.html" is the page.
+  const caching = file.startsWith(nodePath.join(viewer.dir, "assets") + nodePath.sep) ? { "Cache-Control": IMMUTABLE } : {};
+  response.writeHead(200, { "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream", ...securityHeaders, ...caching, ...policy });
   response.end(await readFile(file));
 }

@@ -622,8 +622,12 @@ function kernel(): string {
 
 async function main(): Promise<void> {
   const { values: flags } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } } });
-  if (flags.only !== undefined && flags.only !== "appends" && flags.only !== "open") throw new Error(`--only: "appends" and "open" are the sections that run alone, not ${JSON.stringify(flags.only)}`);
+  if (flags.only !== undefined && !["appends", "open", "viewer"].includes(flags.only)) throw new Error(`--only: "appends", "open" and "viewer" are the sections that run alone, not ${JSON.stringify(flags.only)}`);
   if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only)");
+  if (flags.only === "viewer") {
+    await runViewerSection();
+    return;
+  }
   const started = new Date();
   const bench = await startPage();
   const { page } = bench;
@@ -730,5 +734,5 @@ ${floorTable}
 }
 
 await main();
-// The viewer section runs with the whole bench, not with --only.
+// The viewer section runs with the whole bench, or alone (--only viewer).
 if (!process.argv.includes("--only")) await runViewerSection();

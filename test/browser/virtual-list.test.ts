@@ -1,7 +1,8 @@
 /**
  * The viewer's VirtualList in Chromium: work per task is bounded (items in view are built first,
  * the rest stand as placeholders until the next task) and items are measured by the browser's own
- * layout (a ResizeObserver), not by a forced layout after building them.
+ * layout (a ResizeObserver), not by a forced layout after building them; a list made out of the
+ * document builds nothing until it is in it, and `reset` builds the items where it starts first.
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { RENDER_BUDGET_MS, VirtualList } from "../../web-demo/src/app/virtual-list.js";
@@ -22,12 +23,12 @@ function busy(ms: number): void {
   while (performance.now() < end);
 }
 
-function makeList(height: (i: number) => number) {
+function makeList(height: (i: number) => number, inDocument = true) {
   const scroll = document.createElement("div");
   scroll.style.cssText = "height: 400px; overflow: auto; position: relative";
   const spacer = document.createElement("div");
   scroll.append(spacer);
-  document.body.append(scroll);
+  if (inDocument) document.body.append(scroll);
   const built: number[] = [];
   const list = new VirtualList({
     scrollElement: scroll,
@@ -99,5 +100,32 @@ describe("VirtualList", () => {
     expect(measured.size).toBe(height(2));
     window.removeEventListener("error", onError);
     expect(errors).toEqual([]);
+  });
+
+  test("out of the document a list builds nothing; reset there builds the items at its start first and scrolls to them in the same task", async () => {
+    const { list, scroll, spacer, built } = makeList(() => ESTIMATE, false);
+    list.setCount(COUNT);
+    expect(built).toEqual([]);
+    document.body.append(scroll);
+    list.reset(COUNT, () => ({ index: COUNT - 1, align: "end" }));
+    // In view at the end: the last 8 items; nothing from the top was built (and thrown away).
+    expect(built.length).toBeGreaterThanOrEqual(1);
+    expect(built.every((i) => i >= COUNT - 10)).toBe(true);
+    expect(scroll.scrollTop).toBe(scroll.scrollHeight - scroll.clientHeight);
+    await expect.poll(() => list.complete, { timeout: 10_000 }).toBe(true);
+    expect(shown(spacer)).toContain(COUNT - 1);
+    expect(built.every((i) => i >= COUNT - 12)).toBe(true);
+  });
+
+  test("what a reset's first draw leaves to build waits for the next frame (which shows what it built), not only for the next task", async () => {
+    const { list, spacer, built } = makeList(() => ESTIMATE);
+    list.reset(COUNT, () => ({ index: 0, align: "start" }));
+    const first = built.length;
+    // The budget ran out: placeholders stand for the rest of the view.
+    expect(first).toBeLessThan(8);
+    const builtByNextTask = await new Promise<number>((resolve) => setTimeout(() => resolve(built.length), 0));
+    expect(builtByNextTask).toBe(first);
+    await expect.poll(() => list.complete, { timeout: 10_000 }).toBe(true);
+    expect(shown(spacer).slice(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 });

@@ -127,7 +127,7 @@ describe("sessionkit serve's HTTP API", () => {
     expect((await fetch(url("/changes?dir=auth.json"))).status).toBe(403);
   });
 
-  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included; its scripts do not need one", async () => {
+  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included; its scripts do not need one; pages are never cached, its assets (named by their content's hash) for good", async () => {
     const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-viewer-"));
     await mkdir(join(viewerDir, "assets"));
     await writeFile(join(viewerDir, "index.html"), "<!doctype html><title>viewer</title>");
@@ -139,9 +139,14 @@ describe("sessionkit serve's HTTP API", () => {
       expect(page.headers.get("content-security-policy")).toBe(APP_CSP_HEADER);
       expect(APP_CSP_HEADER).toMatch(/script-src 'self' 'wasm-unsafe-eval';.*frame-ancestors 'none'$/);
       expect(await page.text()).toContain("<title>viewer</title>");
+      expect(page.headers.get("cache-control")).toBe("no-store");
       const script = await fetch(`${viewer.server.origin}/assets/app.js?token=${viewer.server.token}`);
       expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
       expect(script.headers.get("content-security-policy")).toBeNull();
+      expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      const pageByAssets = await fetch(`${viewer.server.origin}/assets/%2E%2E/index.html`);
+      expect(await pageByAssets.text()).toContain("<title>viewer</title>");
+      expect(pageByAssets.headers.get("cache-control")).toBe("no-store");
     } finally {
       await viewer.cleanup();
       await rm(viewerDir, { recursive: true, force: true });

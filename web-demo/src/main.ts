@@ -2,11 +2,17 @@
  * The viewer's page: served by `sessionkit serve` (its stores answer at api/stores) it reads the
  * user's agent stores through the server (serve-mode.ts); anywhere else (a static host, `vite
  * preview`) it keeps sessions in the browser (static-mode.ts). One app, two sources.
- * Each mode's modules are imported when it starts, so a page loads only its own mode's code.
+ * Each mode's modules are imported when it starts, so a page loads only its own mode's code; the
+ * serve mode's (the app's, most of it shared with the static mode) loads while the server is
+ * asked, and the session the address names with it (data/serve-boot.ts).
  */
+import { askServedStores, pageToken, prefetchAddressedSession } from "./data/serve-boot.js";
 import "./styles.css";
 
-const { servedStores } = await import("./data/serve-source.js");
-const served = await servedStores();
-if (served) (await import("./serve-mode.js")).startServeMode(served);
-else (await import("./static-mode.js")).startStaticMode();
+const token = pageToken();
+const answer = askServedStores(token);
+const prefetch = prefetchAddressedSession(token);
+const serveMode = import("./serve-mode.js");
+serveMode.catch(() => {}); // awaited below when served
+const response = await answer;
+if (!response || !(await (await serveMode).startServeMode(response, token, prefetch))) (await import("./static-mode.js")).startStaticMode();

@@ -4,13 +4,21 @@
  * with each store's index, following sessions as agents write them, exports.
  */
 import { ViewerApp } from "./app/app.js";
-import { serveSource, type Served } from "./data/serve-source.js";
+import type { SessionPrefetch } from "./data/serve-boot.js";
+import { serveSource, servedStores } from "./data/serve-source.js";
 import { el } from "./render/dom.js";
 import { secretsNotice, sessionActions } from "./session-actions.js";
 import { openInsights } from "./insights/open.js";
 
-/** The viewer over the stores `served` names, or, when the server wants the token, a page that says where to find it. */
-export function startServeMode(served: Served | "token-needed"): void {
+/**
+ * The viewer over the stores a `sessionkit serve` answer to `GET api/stores` names (sent with
+ * `token`), or, when the server wants the token, a page that says where to find it; false when
+ * the answer is none of these (the page is not served). `prefetch`: the first bytes of the
+ * session the address names, asked for while this code loaded.
+ */
+export async function startServeMode(answer: Response, token: string | undefined, prefetch: SessionPrefetch | null): Promise<boolean> {
+  const served = await servedStores(answer, token);
+  if (served === null) return false;
   // The tab keeps the token (sessionStorage): keep it out of links, history and screenshots.
   const address = new URL(location.href);
   if (address.searchParams.has("token")) {
@@ -19,12 +27,12 @@ export function startServeMode(served: Served | "token-needed"): void {
   }
   if (served === "token-needed") {
     document.body.append(el("p", { id: "token-needed", class: "empty" }, "This page needs its access token: open the URL sessionkit serve printed (it ends in ?token=…)."));
-    return;
+    return true;
   }
   const { stores } = served;
   const writable = stores.some((store) => !store.readOnly);
   const app: ViewerApp = new ViewerApp({
-    source: serveSource(served),
+    source: serveSource(served, location.origin, prefetch),
     showList: true,
     title: "sessionkit viewer",
     emptyText: "No sessions in the stores this server offers.",
@@ -41,4 +49,5 @@ export function startServeMode(served: Served | "token-needed"): void {
   });
   document.body.append(app.root);
   void app.run(() => app.start());
+  return true;
 }

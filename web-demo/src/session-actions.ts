@@ -1,10 +1,10 @@
 /**
  * What the viewer offers on an open session beyond the JSONL downloads, in both of the app's
  * modes: export as a zip (the session or the viewed branch), as one self-contained HTML file, and
- * delete (only for a store the viewer may change).
+ * delete (only for a store the viewer may change). The archive writer (zip.js, hashing) and the
+ * deletion load when used: they are no part of showing a session.
  */
-import { deleteSessionWithBlobs } from "../../src/session/delete-session.js";
-import { exportArchive, type ExportSessionSpec } from "../../src/archive/export.js";
+import type { ExportSessionSpec } from "../../src/archive/export.js";
 import { downloadBlob, type ViewerApp } from "./app/app.js";
 import type { SessionAction, SessionView } from "./app/session-view.js";
 import type { LoadedSession } from "./data/load-session.js";
@@ -39,6 +39,7 @@ async function exportZip(app: ViewerApp, view: SessionView, leafId: string | und
   const chunks: Uint8Array<ArrayBuffer>[] = [];
   const sink = new WritableStream<Uint8Array>({ write: (chunk) => void chunks.push(chunk.slice()) });
   const spec: ExportSessionSpec = leafId === undefined ? view.session.path : { path: view.session.path, leafId };
+  const { exportArchive } = await import("../../src/archive/export.js");
   const summary = await exportArchive(view.session.storage, [spec], sink, { generator: "sessionkit viewer", redact: choice.redact });
   downloadBlob(new Blob(chunks, { type: "application/zip" }), archiveFileName(view.session.model.header.id, leafId));
   await notifyRedacted(app, summary.redacted);
@@ -99,6 +100,7 @@ export function sessionActions(app: ViewerApp, store: ViewerStore, path: string,
           const title = info?.name ?? info?.firstMessage ?? path;
           if (!confirm(`Delete “${title}”? Its images are deleted too, unless another session uses them.`)) return;
           await app.view?.destroy();
+          const { deleteSessionWithBlobs } = await import("../../src/session/delete-session.js");
           const result = await deleteSessionWithBlobs(store.storage, path);
           history.replaceState(null, "", "#");
           app.notify(el("p", { class: "notice" }, `Deleted “${title}”: ${result.removedFiles.length} file(s) and ${result.removedBlobs.length} image(s) no other session uses.`));

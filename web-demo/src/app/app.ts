@@ -246,10 +246,16 @@ export class ViewerApp {
     this.#storeFilter.value = stores.some((store) => store.id === chosen) ? chosen : "";
   }
 
-  /** Opens what the address names, or the newest session (the user's: samples are listed after them). */
+  /**
+   * Opens what the address names, or the newest session (the user's: samples are listed after
+   * them). A session the address names is shown first and the list read after (every store's
+   * sessions: many reads, and work the first screen would wait for); the insights view needs the
+   * list first.
+   */
   async start(): Promise<void> {
+    const opened = readLink().path !== null && readInsightsLink() === null && (await this.#followAddress());
     await this.refreshList();
-    if (!(await this.#followAddress())) {
+    if (!opened && !(await this.#followAddress())) {
       const first = this.#sessions[0];
       if (first) await this.openSession(first.storeId, first.path, {});
       else this.#sessionPane.replaceChildren(el("p", { class: "empty" }, this.#options.emptyText ?? "No sessions. Import a .jsonl or .zip file."));
@@ -301,6 +307,8 @@ export class ViewerApp {
     });
     this.#view = view;
     this.#sessionPane.replaceChildren(view.element);
+    await view.start();
+    if (this.#view !== view) return; // another session was opened meanwhile
     if (initial.openEntry && initial.targetId) view.openEntry(initial.targetId);
     history.replaceState(null, "", linkHash({ store: storeId, path, ...view.state }));
     this.#renderList();

@@ -86,10 +86,7 @@ export class MessagesPanel {
     });
     // The list starts below the header: its height is the list's scroll margin, its line's the part of the view it covers.
     this.#headerSizes = new ResizeObserver(() => {
-      this.#headerHeight = spacer.offsetTop;
-      this.#barHeight = options.header.bar.offsetHeight;
-      this.element.style.setProperty("--header-bar-height", `${this.#barHeight}px`);
-      this.#list.setScrollMargin(this.#headerHeight, this.#barHeight);
+      this.#measureHeader();
       this.#onScroll();
     });
     this.#headerSizes.observe(options.header.bar);
@@ -100,19 +97,29 @@ export class MessagesPanel {
     });
   }
 
-  /** Lists `path` (root → leaf) and scrolls to `targetId`'s entry, or to the end without one. */
+  /**
+   * Lists `path` (root → leaf) and scrolls to `targetId`'s entry, or to the end without one. The
+   * panel is in the document: the entries built first are those in view there.
+   */
   show(path: SessionEntry[], targetId: string | null): void {
     this.#targetId = targetId;
     const call = this.#callOfResult(targetId);
     // A tool result is shown with its call: a link to it opens that output in full.
     if (call) this.#expanded.set(`${call.id}:out`, true);
     this.#setPath(path);
-    this.#list.refresh();
     const target = this.#shownTarget();
     const index = target === null ? -1 : this.#listed.findIndex((e) => e.id === target);
-    // Scroll twice: once to the estimate, once more after the items there were measured.
-    const scroll = () => (index >= 0 ? this.#list.scrollToIndex(index, "center") : this.#list.scrollToIndex(this.#listed.length - 1, "end"));
-    scroll();
+    const place = () => (index >= 0 ? { index, align: "center" as const } : { index: this.#listed.length - 1, align: "end" as const });
+    // Placed by the estimates, below the header as laid out now (its observer reports it a frame later).
+    this.#list.reset(this.#listed.length, () => {
+      this.#measureHeader();
+      return place();
+    });
+    // Scrolled again once the items there were measured.
+    const scroll = () => {
+      const { index: at, align } = place();
+      this.#list.scrollToIndex(at, align);
+    };
     requestAnimationFrame(() => {
       scroll();
       requestAnimationFrame(() => {
@@ -131,6 +138,7 @@ export class MessagesPanel {
     const atBottom = !this.#followPaused && this.#isAtBottom();
     const before = this.#listed.length;
     this.#setPath(grownPath);
+    this.#list.setCount(this.#listed.length);
     const grown = this.#listed.length - before;
     if (atBottom) this.#scrollToEnd();
     else this.#unseen += grown;
@@ -185,13 +193,20 @@ export class MessagesPanel {
     this.#images.dispose();
   }
 
+  /** The header's height above the list (the list's scroll margin) and its line's (the part of the view it covers). */
+  #measureHeader(): void {
+    this.#headerHeight = this.#spacer.offsetTop;
+    this.#barHeight = this.#header.bar.offsetHeight;
+    this.element.style.setProperty("--header-bar-height", `${this.#barHeight}px`);
+    this.#list.setScrollMargin(this.#headerHeight, this.#barHeight);
+  }
+
   #setPath(path: SessionEntry[]): void {
     this.#path = path;
     const view = { model: this.#model };
     this.#listed = path.filter((e) => isListed(e, view));
     this.#estimates = new Float64Array(this.#listed.length);
     for (let i = 0; i < this.#listed.length; i++) this.#estimates[i] = estimateEntryHeight(this.#listed[i]);
-    this.#list.setCount(this.#listed.length);
   }
 
   // --- rendering ---------------------------------------------------------------------------

@@ -6,11 +6,15 @@
  * the file does) and Follow (keep to the file's newest leaf, whichever branch it is on). The
  * state that a link carries (leaf, target, filter, search) is reported through `onState` and
  * restored from `ViewState`.
+ *
+ * `start()`, once the view is in the document, draws it: the messages first, the tree after
+ * that frame is painted (laying out a large tree takes a while, and the messages are what the
+ * reader came for).
  */
 import type { SessionEntry } from "../../../src/format/types.js";
 import { followSession, type LoadedSession, type SessionFollower } from "../data/load-session.js";
 import type { EntryFilter } from "../model/filters.js";
-import { el, type Child } from "../render/dom.js";
+import { afterNextPaint, el, type Child } from "../render/dom.js";
 import { MessagesPanel } from "./messages-panel.js";
 import { SessionHeader, type HeaderButton, type LiveState } from "./session-header.js";
 import { TreePanel, type TreePosition } from "./tree-panel.js";
@@ -81,7 +85,7 @@ export class SessionView {
       onReading: (entryId) => this.#tree.showReading(entryId),
     });
     this.#header.render(this.#liveState());
-    this.#showPath();
+    this.#setPath(this.#leafId);
     this.#tree = new TreePanel({
       model,
       filter: initial.filter ?? "default",
@@ -97,6 +101,13 @@ export class SessionView {
     this.element = el("div", { class: "session-view" }, overlay, this.#tree.element, content);
     overlay.addEventListener("click", () => this.#closeSidebar());
     if (options.followable) void this.#watch();
+  }
+
+  /** Draws the view, which is in the document now: the messages, then, after that frame, the tree. */
+  async start(): Promise<void> {
+    this.#showPath();
+    await afterNextPaint();
+    if (!this.#destroyed) this.#tree.start();
   }
 
   get state(): ViewState {

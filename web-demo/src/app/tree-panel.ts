@@ -3,8 +3,9 @@
  * (virtualized, fixed-height rows, folding, keyboard) and "N / M entries". It owns the filter and
  * the search; the session view tells it which path is viewed (shaded, its leaf marked) and which
  * entry is being read (marked, and scrolled to as the messages scroll), and hears which entry
- * was chosen. Rows are compact (13 px, as in pi's export: 55 and more in a 900 px window) where there is a mouse
- * and room, taller on a narrow screen for fingers.
+ * was chosen. It is laid out by `start()` (the session view calls it after the messages' first
+ * frame), or sooner when the reader uses it. Rows are compact (13 px, as in pi's export: 55 and
+ * more in a 900 px window) where there is a mouse and room, taller on a narrow screen for fingers.
  */
 import { ENTRY_FILTERS, FILTER_LABELS, searchEntries, type EntryFilter } from "../model/filters.js";
 import type { SessionModel } from "../model/session-model.js";
@@ -51,7 +52,8 @@ export class TreePanel {
   /** The search as last applied (the input runs ahead of it while typing). */
   #query: string;
   #position: TreePosition;
-  #layout!: TreeLayout;
+  /** Null until laid out (`start`). */
+  #layout: TreeLayout | null = null;
   #matches: Set<number> | null = null;
   #searchSeq = 0;
   #folded = new Set<string>();
@@ -93,9 +95,10 @@ export class TreePanel {
       estimateSize: () => this.#rowHeight,
       fixedSize: true,
       overscan: 6,
-      key: (r) => this.#model.entries[this.#layout.entryIndex(r)]!.id,
+      // Rows exist only once laid out.
+      key: (r) => this.#model.entries[this.#layout!.entryIndex(r)]!.id,
       render: (r) =>
-        renderTreeRow(this.#layout.row(r), this.#model, {
+        renderTreeRow(this.#layout!.row(r), this.#model, {
           activePath: this.#position.activePath,
           leafId: this.#leafRow,
           targetId: this.#position.targetId,
@@ -105,9 +108,14 @@ export class TreePanel {
     });
     this.#narrow.addEventListener("change", this.#onNarrowChange);
     this.#wire();
-    this.#relayout();
     this.#syncFilterButtons();
+  }
+
+  /** Lays the tree out and draws it (the search first, with one in the address). */
+  start(): void {
+    if (this.#layout) return;
     if (this.#query) void this.#runSearch();
+    else this.#relayout();
   }
 
   get filter(): EntryFilter {
@@ -136,7 +144,8 @@ export class TreePanel {
     if (before !== null) this.#list.renderedElement(before)?.classList.remove("reading");
     if (after === null) return;
     this.#list.renderedElement(after)?.classList.add("reading");
-    this.#list.scrollToIndex(this.#layout.rowOfEntry(this.#model.indexOf(after)!), "auto");
+    // A row is marked only in a layout.
+    this.#list.scrollToIndex(this.#layout!.rowOfEntry(this.#model.indexOf(after)!), "auto");
   }
 
   /** Entries were appended to the session: laid out again, with the viewed path as it is now. */
@@ -176,10 +185,11 @@ export class TreePanel {
 
   /** The entry itself when the tree lists it, else its nearest ancestor that it lists. */
   #listedAncestor(id: string | null): string | null {
-    if (id === null) return null;
+    const layout = this.#layout;
+    if (id === null || layout === null) return null;
     const model = this.#model;
     let i = model.indexOf(id) ?? -1;
-    while (i >= 0 && this.#layout.rowOfEntry(i) < 0) i = model.parentIndex(i);
+    while (i >= 0 && layout.rowOfEntry(i) < 0) i = model.parentIndex(i);
     return i >= 0 ? model.entries[i]!.id : null;
   }
 
@@ -193,14 +203,17 @@ export class TreePanel {
   #relayout(): void {
     const model = this.#model;
     const { activePath, leafId, targetId } = this.#position;
-    this.#layout = layoutTree(model, { filter: this.#filter, matches: this.#matches, activePath, leafId, folded: this.#folded });
+    const layout = layoutTree(model, { filter: this.#filter, matches: this.#matches, activePath, leafId, folded: this.#folded });
+    this.#layout = layout;
     this.#markRows();
-    this.#list.setCount(this.#layout.count);
-    this.#list.refresh();
-    this.#status.textContent = `${this.#layout.shown.toLocaleString("en-US")} / ${this.#layout.total.toLocaleString("en-US")} entries`;
+    this.#status.textContent = `${layout.shown.toLocaleString("en-US")} / ${layout.total.toLocaleString("en-US")} entries`;
     const focus = targetId ?? leafId;
-    const row = focus === null ? -1 : this.#layout.rowOfEntry(model.indexOf(focus) ?? -1);
-    if (row >= 0) this.#list.scrollToIndex(row, "center");
+    const row = focus === null ? -1 : layout.rowOfEntry(model.indexOf(focus) ?? -1);
+    if (row >= 0) this.#list.reset(layout.count, () => ({ index: row, align: "center" }));
+    else {
+      this.#list.setCount(layout.count);
+      this.#list.refresh();
+    }
   }
 
   async #runSearch(): Promise<void> {
@@ -265,7 +278,7 @@ export class TreePanel {
 
   #onKey(event: KeyboardEvent): void {
     const layout = this.#layout;
-    if (layout.count === 0) return;
+    if (layout === null || layout.count === 0) return;
     const model = this.#model;
     const currentId = this.#cursorId ?? this.#position.targetId ?? this.#position.leafId;
     let row = currentId === null ? 0 : Math.max(0, layout.rowOfEntry(model.indexOf(currentId) ?? -1));

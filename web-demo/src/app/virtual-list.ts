@@ -13,8 +13,14 @@
  * have passed, the items in view before those in the overscan; the rest stand as empty
  * placeholders of their estimated height and are built in the next task. A jump across a long
  * list is then a few short tasks instead of one long one.
+ *
+ * The virtualizer takes the scroller up once it is in the document (out of it, it has no size),
+ * and `reset` works out where a new list starts before building anything: the items built first
+ * are the ones the first frame shows.
  */
 import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, type VirtualItem } from "@tanstack/virtual-core";
+
+type Align = "start" | "center" | "end" | "auto";
 
 /** Time a draw may spend building new items before it leaves the rest to the next task. */
 export const RENDER_BUDGET_MS = 12;
@@ -43,9 +49,14 @@ export class VirtualList {
   #scheduled = false;
   /** Placeholders standing for items not built yet (by key). */
   #placeholders = new Set<string>();
-  #continuation: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the draw scheduled to build the placeholders' items. */
+  #continuation: (() => void) | null = null;
+  /** A reset's draw: what it leaves to build follows the frame that shows what it built. */
+  #firstScreen = false;
   /** In the ResizeObserver's callback (and the microtasks it queues). */
   #inObserver = false;
+  /** Working out where a reset list starts: draws only place placeholders. */
+  #positioning = false;
   /** Later size changes of rendered items (images arriving, code highlighted, an output expanded). */
   readonly #resizes: ResizeObserver | null;
 
@@ -55,7 +66,8 @@ export class VirtualList {
     this.#spacer.style.position = "relative";
     this.virtualizer = new Virtualizer<HTMLElement, HTMLElement>({
       count: 0,
-      getScrollElement: () => options.scrollElement,
+      // Out of the document the scroller has no size: taken up once it is in (#draw).
+      getScrollElement: () => (options.scrollElement.isConnected ? options.scrollElement : null),
       estimateSize: options.estimateSize,
       getItemKey: options.key,
       overscan: options.overscan ?? 4,
@@ -88,6 +100,39 @@ export class VirtualList {
     this.virtualizer.setOptions({ ...this.virtualizer.options, count });
     this.virtualizer._willUpdate();
     this.#draw();
+  }
+
+  /**
+   * Lists `count` items anew, scrolled to where `start` says (called once the count is set and
+   * the scroller measured; it may set the scroll margin) before anything is built: the items
+   * built are those there, and the scroller is scrolled there in the same task. (The virtualizer
+   * hears of offsets from scroll events, a frame later: a draw before then built the items at
+   * the old offset, to be thrown away.)
+   */
+  reset(count: number, start: () => { index: number; align: Align }): void {
+    this.#continuation?.();
+    this.#continuation = null;
+    for (const element of this.#rendered.values()) element.remove();
+    this.#rendered.clear();
+    this.#placeholders.clear();
+    this.#positioning = true;
+    let target: { index: number; align: Align; offset: number | undefined };
+    try {
+      this.setCount(count);
+      const { index, align } = start();
+      const offset = count > 0 && this.virtualizer.scrollElement ? this.virtualizer.getOffsetForIndex(index, align)?.[0] : undefined;
+      target = { index, align, offset };
+    } finally {
+      this.#positioning = false;
+    }
+    if (target.offset !== undefined) this.virtualizer.scrollOffset = target.offset;
+    this.#firstScreen = true;
+    try {
+      this.#draw();
+    } finally {
+      this.#firstScreen = false;
+    }
+    if (target.offset !== undefined) this.virtualizer.scrollToIndex(target.index, { align: target.align });
   }
 
   /** Drops rendered elements (their content changed) and draws again. */
@@ -124,7 +169,7 @@ export class VirtualList {
     this.#draw();
   }
 
-  scrollToIndex(index: number, align: "start" | "center" | "end" | "auto" = "auto"): void {
+  scrollToIndex(index: number, align: Align = "auto"): void {
     this.virtualizer.scrollToIndex(index, { align });
   }
 
@@ -134,7 +179,7 @@ export class VirtualList {
 
   destroy(): void {
     this.#cleanup();
-    if (this.#continuation !== null) clearTimeout(this.#continuation);
+    this.#continuation?.();
     this.#resizes?.disconnect();
     this.#spacer.replaceChildren();
     this.#rendered.clear();
@@ -151,6 +196,7 @@ export class VirtualList {
 
   #draw(): void {
     const v = this.virtualizer;
+    if (v.scrollElement === null && this.#options.scrollElement.isConnected) v._willUpdate();
     this.#spacer.style.height = `${v.getTotalSize()}px`;
     const items = v.getVirtualItems();
     const keep = new Set<string>();
@@ -172,7 +218,7 @@ export class VirtualList {
       const key = String(item.key);
       const existing = this.#rendered.get(key);
       if (existing && !this.#placeholders.has(key)) continue;
-      if (this.#inObserver || (built > 0 && performance.now() >= deadline)) {
+      if (this.#inObserver || this.#positioning || (built > 0 && performance.now() >= deadline)) {
         if (!existing) this.#place(key, item, this.#placeholder(item.size), true);
         continue;
       }
@@ -192,11 +238,22 @@ export class VirtualList {
       if (element.previousElementSibling !== previous) (previous ? previous.after(element) : this.#spacer.prepend(element));
       previous = element;
     }
-    if (this.#placeholders.size > 0 && this.#continuation === null) {
-      this.#continuation = setTimeout(() => {
+    if (this.#placeholders.size > 0 && this.#continuation === null && !this.#positioning) {
+      const next = () => {
         this.#continuation = null;
         this.#draw();
-      }, 0);
+      };
+      if (this.#firstScreen) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const frame = requestAnimationFrame(() => (timer = setTimeout(next, 0)));
+        this.#continuation = () => {
+          cancelAnimationFrame(frame);
+          clearTimeout(timer);
+        };
+      } else {
+        const timer = setTimeout(next, 0);
+        this.#continuation = () => clearTimeout(timer);
+      }
     }
   }
 

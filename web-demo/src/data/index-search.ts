@@ -4,13 +4,14 @@
  * Each store is searched in turn; hits are merged best first. Over `sessionkit serve` the index
  * lands in the user's cache directory; on a read-only store serve writes it itself, after a search reads it.
  */
-import { searchSessions } from "../../../src/search/search.js";
 import type { SearchSource } from "../../../src/search/text.js";
 import type { SessionSearch, SessionSearchHit } from "./source.js";
 
 const DEFAULT_LIMIT = 200;
 
 export const searchWithIndex: SessionSearch = async (source, query, options) => {
+  // Loaded with the first search (SQLite's own chunk loads later still).
+  const { searchSessions } = await import("../../../src/search/search.js");
   const sources: SearchSource[] = options.includeToolOutput ? ["user", "assistant", "tool"] : ["user", "assistant"];
   const limit = options.limit ?? DEFAULT_LIMIT;
   const found: (SessionSearchHit & { score: number })[] = [];

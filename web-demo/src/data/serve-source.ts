@@ -1,18 +1,19 @@
 /**
  * The stores of `sessionkit serve`, when it served this page: `GET api/stores` answers with them
- * (a static host answers 404, or its index.html). One `httpStorage` per store. The token comes
- * from the printed URL's `?token=` once and is kept in sessionStorage: that is this origin's
- * (scheme, host and port, so no other local server reads it, as it would a cookie) and this
- * tab's, and it survives a reload.
+ * (asked by serve-boot.ts before this code loaded), checked here. One `httpStorage` per store,
+ * with the token the page came with. The store of the session the address names answers the first
+ * size and the first range the viewer reads from the bytes serve-boot.ts asked for at once,
+ * instead of asking for them in turn once the app runs (the size over the port's WebSocket,
+ * opened only then).
  */
 import * as z from "zod/mini";
 import { httpStorage, type ServedStore } from "../../../adapters/rpc/http.js";
+import type { ByteRange, FileStat, StoragePort } from "../../../src/port.js";
 import { searchWithIndex } from "./index-search.js";
+import { TOKEN_KEY, type SessionPrefetch } from "./serve-boot.js";
 import { PortStoreSource } from "./source.js";
 
 const servedStoresSchema = z.array(z.object({ id: z.string(), label: z.string(), readOnly: z.boolean(), agent: z.optional(z.string()), samples: z.optional(z.boolean()) }));
-
-const TOKEN_KEY = "sessionkit-serve.token";
 
 /** What `sessionkit serve` offers this page, and the token it took. */
 export interface Served {
@@ -21,18 +22,11 @@ export interface Served {
 }
 
 /**
- * The stores the server of this page offers; "token-needed" when it is a `sessionkit serve` that
- * refused the page's token (or its lack of one); null when no `sessionkit serve` served it.
+ * The stores in a `sessionkit serve`'s answer to `GET api/stores` (serve-boot.ts), sent with
+ * `token`; "token-needed" when it refused the token (or its lack of one); null when the answer is
+ * not one.
  */
-export async function servedStores(page: string = location.href): Promise<Served | "token-needed" | null> {
-  const token = new URL(page).searchParams.get("token") ?? sessionStorage.getItem(TOKEN_KEY) ?? undefined;
-  let response: Response;
-  try {
-    response = await fetch(new URL("api/stores", page), { headers: token === undefined ? {} : { Authorization: `Bearer ${token}` }, cache: "no-store" });
-  } catch {
-    return null;
-  }
-  if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return null;
+export async function servedStores(response: Response, token: string | undefined): Promise<Served | "token-needed" | null> {
   if (response.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
     return "token-needed";
@@ -43,19 +37,76 @@ export async function servedStores(page: string = location.href): Promise<Served
   return { stores: parsed.data, token };
 }
 
-/** Every served store as one read-only (unless served with --write) port; sessions can be followed; search uses the index. */
-export function serveSource({ stores, token }: Served, origin: string = location.origin): PortStoreSource {
+/**
+ * Every served store as one read-only (unless served with --write) port; sessions can be followed;
+ * search uses the index. The store of `prefetch` answers its first reads of that session from it.
+ */
+export function serveSource({ stores, token }: Served, origin: string = location.origin, prefetch: SessionPrefetch | null = null): PortStoreSource {
   return new PortStoreSource(
     "serve",
-    stores.map((store) => ({
-      id: store.id,
-      label: store.label,
-      ...(store.agent === undefined ? {} : { agent: store.agent }),
-      storage: httpStorage({ url: origin, store: store.id, token }),
-      writable: !store.readOnly,
-      samples: store.samples === true,
-    })),
+    stores.map((store) => {
+      const storage = httpStorage({ url: origin, store: store.id, token });
+      return {
+        id: store.id,
+        label: store.label,
+        ...(store.agent === undefined ? {} : { agent: store.agent }),
+        storage: prefetch?.store === store.id ? withPrefetch(storage, prefetch) : storage,
+        writable: !store.readOnly,
+        samples: store.samples === true,
+      };
+    }),
     true,
     searchWithIndex,
   );
+}
+
+/** Prefetched bytes stand for the file only this long after they arrived (as adapters/rpc/http.ts's read-ahead). */
+const PREFETCH_FRESH_MS = 2000;
+
+/**
+ * `storage` with the prefetched bytes standing in for the session's first reads: its first size
+ * (from the bytes when they are the whole file, else from the prefetch's HEAD) and reads inside
+ * them, until a read goes past them (the load went on) or reaches their end, or they are
+ * PREFETCH_FRESH_MS old. Everything else, and everything after, is `storage`'s: the session opens
+ * without waiting for the port's WebSocket.
+ */
+function withPrefetch(storage: StoragePort, prefetch: SessionPrefetch): StoragePort {
+  let pending: SessionPrefetch["answer"] | null = prefetch.answer;
+  let statTaken = false;
+  const usable = async (path: string) => {
+    if (path !== prefetch.path || pending === null) return null;
+    const answer = await pending;
+    if (answer === null || Date.now() - answer.at > PREFETCH_FRESH_MS) pending = null;
+    return pending === null ? null : answer;
+  };
+  return {
+    kind: storage.kind,
+    async stat(path: string): Promise<FileStat | null> {
+      const answer = statTaken ? null : await usable(path);
+      if (!answer) return storage.stat(path);
+      statTaken = true;
+      return answer.whole ? { size: answer.bytes.length, mtimeMs: answer.mtimeMs } : ((await prefetch.stat) ?? storage.stat(path));
+    },
+    async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+      const answer = await usable(path);
+      if (answer && range) {
+        const end = range.length === undefined ? Infinity : range.offset + range.length;
+        if (end <= answer.bytes.length || (answer.whole && range.offset <= answer.bytes.length)) {
+          if (end >= answer.bytes.length) pending = null;
+          return answer.bytes.slice(range.offset, Math.min(end, answer.bytes.length));
+        }
+      }
+      pending = null;
+      return storage.read(path, range);
+    },
+    list: (dir) => storage.list(dir),
+    append: (path, data) => storage.append(path, data),
+    write: (path, data) => storage.write(path, data),
+    truncate: (path, size) => storage.truncate(path, size),
+    remove: (path) => storage.remove(path),
+    ...(storage.sync ? { sync: (path: string) => storage.sync!(path) } : {}),
+    ...(storage.acquireLock ? { acquireLock: (key: string) => storage.acquireLock!(key) } : {}),
+    ...(storage.watch ? { watch: (dir: string, onChange: (path: string) => void) => storage.watch!(dir, onChange) } : {}),
+    ...(storage.close ? { close: () => storage.close!() } : {}),
+  };
 }

@@ -4,7 +4,6 @@
  * stores over HTTP (serve-source.ts); an exported HTML file holds one session in memory. The app
  * only talks to this interface.
  */
-import { SessionManager } from "../../../src/session/session-manager.js";
 import type { RefreshCounter as SearchIndexProgress } from "../../../src/search/search-index.js";
 import type { SessionInfo } from "../../../src/format/types.js";
 import type { StoragePort } from "../../../src/port.js";
@@ -81,6 +80,8 @@ export class PortStoreSource implements StoreSource {
   }
 
   async listSessions(): Promise<ListedSession[]> {
+    // Loaded with the first list (after the first session is shown: app.ts), not with the page.
+    const { SessionManager } = await import("../../../src/session/session-manager.js");
     const lists = await Promise.all(this.stores.map(async (store) => (await SessionManager.listAll(store.storage)).map((info) => ({ ...info, storeId: store.id }))));
     const samples = new Set(this.stores.filter((store) => store.samples).map((store) => store.id));
     const group = (session: ListedSession) => (samples.has(session.storeId) ? 1 : 0);

@@ -6,13 +6,34 @@
  */
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { base64ToBytes } from "../../../src/blobs/base64.js";
+import type { StoragePort } from "../../../src/port.js";
 import { yieldToEventLoop } from "../model/filters.js";
-import { PortStoreSource } from "../data/source.js";
+import type { ListedSession, StoreSource, ViewerStore } from "../data/source.js";
 import { EMBEDDED_SESSION_PATH } from "./embed.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-export async function embeddedSource(doc: Document = document): Promise<{ source: PortStoreSource; path: string } | null> {
+/**
+ * The page's one store. It lists nothing: the page opens its session directly (export-main.ts),
+ * so the listing code (SessionManager) is no part of the page's script.
+ */
+class EmbeddedSource implements StoreSource {
+  readonly kind = "embedded";
+  readonly live = false;
+  readonly stores: readonly ViewerStore[];
+
+  constructor(storage: StoragePort) {
+    this.stores = [{ id: "file", label: "this file", storage, writable: false }];
+  }
+
+  async listSessions(): Promise<ListedSession[]> {
+    return [];
+  }
+
+  async close(): Promise<void> {}
+}
+
+export async function embeddedSource(doc: Document = document): Promise<{ source: StoreSource; path: string } | null> {
   const pieces = doc.querySelectorAll<HTMLScriptElement>('script[type="application/json"][data-sessionkit="session"]');
   if (pieces.length === 0) return null;
   const storage = memoryStorage();
@@ -35,7 +56,7 @@ export async function embeddedSource(doc: Document = document): Promise<{ source
     if (bytes) await storage.write(`blobs/${hash}`, bytes);
     block.remove();
   }
-  return { source: new PortStoreSource("embedded", [{ id: "file", label: "this file", storage, writable: false }], false), path: EMBEDDED_SESSION_PATH };
+  return { source: new EmbeddedSource(storage), path: EMBEDDED_SESSION_PATH };
 }
 
 async function appendEach(stream: ReadableStream<Uint8Array>, storage: ReturnType<typeof memoryStorage>, path: string): Promise<void> {

@@ -27,6 +27,26 @@ export function append(parent: Node, ...children: Child[]): void {
   }
 }
 
+/** How long to wait for a frame that a hidden page does not paint. */
+const FRAME_WAIT_MS = 200;
+
+/**
+ * Resolves once the browser has painted the frame after this call (animation callbacks run before
+ * a frame, a timeout queued from one after it). A hidden page paints no frames: then after
+ * FRAME_WAIT_MS.
+ */
+export function afterNextPaint(): Promise<void> {
+  return new Promise((resolve) => {
+    const fallback = setTimeout(resolve, FRAME_WAIT_MS);
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        clearTimeout(fallback);
+        resolve();
+      }, 0),
+    );
+  });
+}
+
 /** The first line of `text`, cut to `max` characters with an ellipsis. */
 export function preview(text: string, max = 80): string {
   const line = text.trim().split("\n", 1)[0] ?? "";

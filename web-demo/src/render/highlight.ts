@@ -1,11 +1,16 @@
 /**
  * Syntax highlighting with highlight.js, loaded on first use: its core, then each language when
  * code in it first shows (each a chunk of its own; registering all common languages at once cost
- * a long task). Code is shown plain at once and highlighted when its language is there; very long
- * code stays plain (highlighting it would block the page). hljs escapes the text it is given; its
- * output is still sanitized to class-only spans.
+ * a long task). Code is shown plain at once and highlighted when its language is there, which is
+ * after the frame that shows it first (an exported page has the modules in its script: they
+ * would load, and highlight, before its first paint); very long code stays plain (highlighting it
+ * would block the page). hljs escapes the text it is given; its output is still sanitized to
+ * class-only spans.
  */
-import type { HLJSApi, LanguageFn } from "highlight.js";
+import type { HLJSApi } from "highlight.js";
+import { afterNextPaint } from "./dom.js";
+import { isLanguageName, type LanguageName } from "./highlight-languages.js";
+import { highlightModules } from "./highlight-modules.js";
 import { sanitizeHighlighted } from "./markdown.js";
 
 /** Larger code is shown plain: highlighting cost grows with size, and this bounds one call. */
@@ -13,45 +18,13 @@ const MAX_HIGHLIGHT_CHARS = 100_000;
 /** Guessing a language (no fence info) costs a pass per language: only for short code. */
 const MAX_AUTO_DETECT_CHARS = 4_000;
 
-const LANGUAGES: Record<string, () => Promise<{ default: LanguageFn }>> = {
-  bash: () => import("highlight.js/lib/languages/bash"),
-  c: () => import("highlight.js/lib/languages/c"),
-  cpp: () => import("highlight.js/lib/languages/cpp"),
-  csharp: () => import("highlight.js/lib/languages/csharp"),
-  css: () => import("highlight.js/lib/languages/css"),
-  diff: () => import("highlight.js/lib/languages/diff"),
-  dockerfile: () => import("highlight.js/lib/languages/dockerfile"),
-  go: () => import("highlight.js/lib/languages/go"),
-  ini: () => import("highlight.js/lib/languages/ini"),
-  java: () => import("highlight.js/lib/languages/java"),
-  javascript: () => import("highlight.js/lib/languages/javascript"),
-  json: () => import("highlight.js/lib/languages/json"),
-  kotlin: () => import("highlight.js/lib/languages/kotlin"),
-  less: () => import("highlight.js/lib/languages/less"),
-  lua: () => import("highlight.js/lib/languages/lua"),
-  makefile: () => import("highlight.js/lib/languages/makefile"),
-  markdown: () => import("highlight.js/lib/languages/markdown"),
-  perl: () => import("highlight.js/lib/languages/perl"),
-  php: () => import("highlight.js/lib/languages/php"),
-  python: () => import("highlight.js/lib/languages/python"),
-  r: () => import("highlight.js/lib/languages/r"),
-  ruby: () => import("highlight.js/lib/languages/ruby"),
-  rust: () => import("highlight.js/lib/languages/rust"),
-  scss: () => import("highlight.js/lib/languages/scss"),
-  shell: () => import("highlight.js/lib/languages/shell"),
-  sql: () => import("highlight.js/lib/languages/sql"),
-  swift: () => import("highlight.js/lib/languages/swift"),
-  typescript: () => import("highlight.js/lib/languages/typescript"),
-  xml: () => import("highlight.js/lib/languages/xml"),
-  yaml: () => import("highlight.js/lib/languages/yaml"),
-};
 const ALIASES: Record<string, string> = { ts: "typescript", js: "javascript", sh: "bash", zsh: "bash", py: "python", rs: "rust", yml: "yaml", html: "xml", md: "markdown", console: "shell", jsonc: "json", golang: "go" };
 /** Languages guessed between for code without a name (short code in prose only). */
-const GUESSED = ["typescript", "javascript", "python", "bash", "json", "shell"];
+const GUESSED: LanguageName[] = ["typescript", "javascript", "python", "bash", "json", "shell"];
 
 let hljs: HLJSApi | null = null;
 let core: Promise<HLJSApi> | null = null;
-const languages = new Map<string, Promise<void>>();
+const languages = new Map<LanguageName, Promise<void>>();
 const waiting = new Set<HTMLElement>();
 
 const languageName = (lang: string) => {
@@ -59,15 +32,16 @@ const languageName = (lang: string) => {
   return ALIASES[lower] ?? lower;
 };
 
-/** Loads the core and the named languages; resolves when they are registered. */
-function load(names: readonly string[]): Promise<void> {
-  core ??= import("highlight.js/lib/core").then((module) => (hljs = module.default));
+/** Loads the core and the named languages (after the next frame); resolves when they are registered. */
+function load(names: readonly LanguageName[]): Promise<void> {
+  core ??= afterNextPaint()
+    .then(() => highlightModules.core())
+    .then((api) => (hljs = api));
   return Promise.all(
     names.map((name) => {
       let loading = languages.get(name);
       if (!loading) {
-        const loader = LANGUAGES[name];
-        loading = loader ? Promise.all([core!, loader()]).then(([api, language]) => void api.registerLanguage(name, language.default)) : core!.then(() => undefined);
+        loading = Promise.all([core!, afterNextPaint().then(() => highlightModules.language(name))]).then(([api, language]) => void api.registerLanguage(name, language));
         languages.set(name, loading);
       }
       return loading;
@@ -100,11 +74,12 @@ export function highlightWithin(root: ParentNode): void {
     const lang = block.dataset.lang;
     // Guessing is for code in prose (markdown fences without a language), not for tool output.
     if (!lang && (text.length > MAX_AUTO_DETECT_CHARS || !block.closest(".markdown"))) continue;
-    const names = lang ? [languageName(lang)] : GUESSED;
-    if (names.some((name) => LANGUAGES[name] === undefined)) {
+    const name = lang ? languageName(lang) : null;
+    if (name !== null && !isLanguageName(name)) {
       block.dataset.highlighted = "no";
       continue;
     }
+    const names = name === null ? GUESSED : [name];
     if (hljs && names.every((name) => hljs!.getLanguage(name))) {
       highlightBlock(block, names);
       continue;
