@@ -1,7 +1,7 @@
 /**
  * What a command takes: its flags and arguments. A command module (commands/) owns them and the
- * type it parses them into; args.ts finds the command in the command line and loads only that
- * module, then only the code the command runs (run.ts: what it is given).
+ * type it parses them into; args.ts finds the command in the command line, commands.ts parses it
+ * with that module and loads only the code the command runs (run.ts: what it is given).
  */
 import type { parseArgs } from "node:util";
 

@@ -66,6 +66,7 @@ export async function parseCommand(argv: readonly string[], name: CommandName): 
   return { args, run: await COMMANDS[args.command].run() };
 }
 
+/** The global flags and the command's own arguments (its module's `A`); throws UsageError. */
 function parseCommandLine(argv: readonly string[], command: CommandName, reparsed = false): GlobalArgs & object {
   const { spec } = COMMANDS[command];
   refuseOthersFlags(argv, command, spec);
@@ -83,9 +84,8 @@ function parseCommandLine(argv: readonly string[], command: CommandName, reparse
   if (word === undefined) throw new UsageError("missing command");
   if (word !== command) {
     if (!isCommandName(word)) throw new UsageError(`unknown command "${word}"`);
-    const other = word;
-    if (reparsed) throw new UsageError(`cannot tell whether the command is ${command} or ${other}`);
-    return parseCommandLine(argv, other, true);
+    if (reparsed) throw new UsageError(`cannot tell whether the command is ${command} or ${word}`);
+    return parseCommandLine(argv, word, true);
   }
   for (const [flag, value] of Object.entries(values)) {
     // An empty value would name the current directory, or no session: never what was meant.

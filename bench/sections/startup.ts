@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { bundleCli } from "../../test/shared/cli-runner.js";
 import { BENCH_DIR, ensureSearchStore, SCRATCH_DIR, SEARCH_ROOT } from "../lib/data.js";
 import { formatMs, interleave, type Sample } from "../lib/measure.js";
-import { ratio, verdict, type Row } from "../lib/report.js";
+import { ratio, verdict, type Figures, type Row } from "../lib/report.js";
 
 const PI_SESSION_MANAGER = join(BENCH_DIR, "..", "node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js");
 
@@ -21,10 +21,42 @@ const HELP_RATIO_TARGET = 1.2;
 const LS_OVER_NODE_TARGET_MS = 60;
 const SEARCH_OVER_NODE_TARGET_MS = 120;
 
-/** Runs a process to its end, its stdout thrown away; fails on a failure (grep's 1 is "no match"). */
-function runProcess(command: string, args: readonly string[], env: NodeJS.ProcessEnv): void {
+/** Linux's clock ticks per second (USER_HZ), the unit of /proc's CPU times. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (user + system) of this process's finished children so far, in ms (/proc/self/stat's
+ * cutime and cstime: every thread of theirs, in 10 ms ticks; summed over many runs, finer); null
+ * where there is no /proc.
+ */
+function childrenCpuMs(): number | null {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms each case's processes took, summed, and how many ran (the warm-up round included). */
+const cpuSpent = new Map<string, { ms: number; runs: number }>();
+
+/** Runs a process to its end, its stdout thrown away, adding its CPU to `label`'s; fails on a failure (grep's 1 is "no match"). */
+function runProcess(label: string, command: string, args: readonly string[], env: NodeJS.ProcessEnv): void {
+  const before = childrenCpuMs();
   const result = spawnSync(command, args, { stdio: ["ignore", "ignore", "pipe"], env, maxBuffer: 1 << 30 });
+  const after = childrenCpuMs();
   if (result.status !== 0 && !(command === "grep" && result.status === 1)) throw new Error(`${command} ${args.join(" ")} failed: ${result.stderr?.toString().slice(-500)}`);
+  if (before === null || after === null) return;
+  const spent = cpuSpent.get(label) ?? { ms: 0, runs: 0 };
+  cpuSpent.set(label, { ms: spent.ms + after - before, runs: spent.runs + 1 });
+}
+
+/** The mean CPU ms of `label`'s processes; NaN where it could not be read. */
+function meanCpuMs(label: string): number {
+  const spent = cpuSpent.get(label);
+  return spent ? spent.ms / spent.runs : NaN;
 }
 
 /** Sessions of each project whose words are counted. */
@@ -66,28 +98,31 @@ export async function benchStartup(runs: number): Promise<{ rows: Row[]; notes: 
   // The CLI keeps the store's catalog and index in its cache: a scratch one, the search section's.
   const cliEnv = { ...process.env, XDG_CACHE_HOME: join(SCRATCH_DIR, "search-cli-cache") };
   const piEnv = { ...process.env, PI_CODING_AGENT_DIR: SEARCH_ROOT };
-  const sessionkit = (...args: string[]) => runProcess(process.execPath, [cli, ...args], cliEnv);
+  const sessionkit = (label: string, ...args: string[]) => runProcess(label, process.execPath, [cli, ...args], cliEnv);
   const piScript = `const { SessionManager } = await import(${JSON.stringify(PI_SESSION_MANAGER)}); process.stdout.write(JSON.stringify(await SessionManager.listAll()));`;
   const words = pickWords();
   // Warm: the catalog and the index up to date (untimed; the first search of a new cache indexes the store).
-  sessionkit("--root", SEARCH_ROOT, "ls", "--all", "--json");
-  for (const { word } of words) sessionkit("--root", SEARCH_ROOT, "search", word, "--all", "--json");
+  sessionkit("warm", "--root", SEARCH_ROOT, "ls", "--all", "--json");
+  for (const { word } of words) sessionkit("warm", "--root", SEARCH_ROOT, "search", word, "--all", "--json");
 
   const results = await interleave<void>(
     [
-      { name: "node", run: () => runProcess(process.execPath, ["-e", "0"], process.env) },
-      { name: "help", run: () => sessionkit("--help") },
-      { name: "ls", run: () => sessionkit("--root", SEARCH_ROOT, "ls", "--all", "--json") },
-      { name: "pi", run: () => runProcess(process.execPath, ["--input-type=module", "-e", piScript], piEnv) },
+      { name: "node", run: () => runProcess("node", process.execPath, ["-e", "0"], process.env) },
+      { name: "help", run: () => sessionkit("help", "--help") },
+      { name: "ls", run: () => sessionkit("ls", "--root", SEARCH_ROOT, "ls", "--all", "--json") },
+      { name: "pi", run: () => runProcess("pi", process.execPath, ["--input-type=module", "-e", piScript], piEnv) },
       ...words.flatMap(({ word }) => [
-        { name: `search ${word}`, run: () => sessionkit("--root", SEARCH_ROOT, "search", word, "--all", "--json") },
-        { name: `grep ${word}`, run: () => runProcess("grep", ["-rlF", word, join(SEARCH_ROOT, "sessions")], process.env) },
+        { name: `search ${word}`, run: () => sessionkit(`search ${word}`, "--root", SEARCH_ROOT, "search", word, "--all", "--json") },
+        { name: `grep ${word}`, run: () => runProcess(`grep ${word}`, "grep", ["-rlF", word, join(SEARCH_ROOT, "sessions")], process.env) },
       ]),
     ],
     runs,
   );
   const sample = (name: string): Sample => results.get(name)!.sample;
-  const timing = (s: Sample) => `${formatMs(s.median)} (min ${formatMs(s.min)})`;
+  /** Wall time, and the mean CPU time of the process (all its threads): on a shared machine the steadier figure. */
+  const timing = (s: Sample, label?: string) => `${formatMs(s.median)} (min ${formatMs(s.min)})${label === undefined || Number.isNaN(meanCpuMs(label)) ? "" : `, CPU ${formatMs(meanCpuMs(label))}`}`;
+  /** The CPU figures of a case (absent where /proc is not there). */
+  const cpuFigures = (label: string): Figures => (Number.isNaN(meanCpuMs(label)) ? {} : { oursCpuMs: meanCpuMs(label), nodeCpuMs: meanCpuMs("node") });
   const node = sample("node");
   const help = sample("help");
   const ls = sample("ls");
@@ -95,23 +130,23 @@ export async function benchStartup(runs: number): Promise<{ rows: Row[]; notes: 
   const rows: Row[] = [
     {
       name: "`sessionkit --help`, whole process, vs `node -e 0`",
-      ours: timing(help),
-      peer: `node -e 0 ${timing(node)}`,
+      ours: timing(help, "help"),
+      peer: `node -e 0 ${timing(node, "node")}`,
       ratio: ratio(help.median / node.median),
       target: `≤ ${HELP_RATIO_TARGET}×`,
       verdict: verdict(help.median / node.median <= HELP_RATIO_TARGET),
       key: "startup.help",
-      figures: { oursMs: help.median, oursMinMs: help.min, nodeMs: node.median, nodeMinMs: node.min, ratioToNode: help.median / node.median, targetRatioToNode: HELP_RATIO_TARGET },
+      figures: { oursMs: help.median, oursMinMs: help.min, nodeMs: node.median, nodeMinMs: node.min, ratioToNode: help.median / node.median, targetRatioToNode: HELP_RATIO_TARGET, ...cpuFigures("help") },
     },
     {
       name: `\`ls --all --json\` of ${what}, warm catalog, whole process, vs \`node -e 0\` (and a process running pi's listAll())`,
-      ours: timing(ls),
-      peer: `node -e 0 ${timing(node)}; pi ${timing(pi)}`,
+      ours: timing(ls, "ls"),
+      peer: `node -e 0 ${timing(node, "node")}; pi ${timing(pi)}`,
       ratio: `node + ${formatMs(ls.median - node.median)}`,
       target: `≤ node + ${LS_OVER_NODE_TARGET_MS} ms`,
       verdict: verdict(ls.median - node.median <= LS_OVER_NODE_TARGET_MS),
       key: "startup.ls",
-      figures: { oursMs: ls.median, oursMinMs: ls.min, nodeMs: node.median, overNodeMs: ls.median - node.median, targetOverNodeMs: LS_OVER_NODE_TARGET_MS, piMs: pi.median, ratioToPi: ls.median / pi.median },
+      figures: { oursMs: ls.median, oursMinMs: ls.min, nodeMs: node.median, overNodeMs: ls.median - node.median, targetOverNodeMs: LS_OVER_NODE_TARGET_MS, piMs: pi.median, ratioToPi: ls.median / pi.median, ...cpuFigures("ls") },
     },
   ];
   const kinds = ["rare", "middling", "common"] as const;
@@ -120,19 +155,19 @@ export async function benchStartup(runs: number): Promise<{ rows: Row[]; notes: 
     const grep = sample(`grep ${word}`);
     rows.push({
       name: `\`search ${word} --all --json\` (a ${kinds[i]} word: in ${sessions} of ${of} sessions sampled), warm index, whole process, vs \`node -e 0\` (and \`grep -rlF ${word}\`)`,
-      ours: timing(search),
-      peer: `node -e 0 ${timing(node)}; grep ${timing(grep)}`,
+      ours: timing(search, `search ${word}`),
+      peer: `node -e 0 ${timing(node, "node")}; grep ${timing(grep)}`,
       ratio: `node + ${formatMs(search.median - node.median)}`,
       target: `≤ node + ${SEARCH_OVER_NODE_TARGET_MS} ms`,
       verdict: verdict(search.median - node.median <= SEARCH_OVER_NODE_TARGET_MS),
       key: `startup.search.${kinds[i]}`,
-      figures: { oursMs: search.median, oursMinMs: search.min, nodeMs: node.median, overNodeMs: search.median - node.median, targetOverNodeMs: SEARCH_OVER_NODE_TARGET_MS, grepMs: grep.median, ratioToGrep: search.median / grep.median },
+      figures: { oursMs: search.median, oursMinMs: search.min, nodeMs: node.median, overNodeMs: search.median - node.median, targetOverNodeMs: SEARCH_OVER_NODE_TARGET_MS, grepMs: grep.median, ratioToGrep: search.median / grep.median, ...cpuFigures(`search ${word}`) },
     });
   });
   return {
     rows,
     notes: [
-      `start-up: whole processes, stdout thrown away, ${runs} interleaved rounds after a warm-up round: \`node -e 0\`, the bundled CLI (\`node sessionkit.mjs\`, its chunks beside it; catalog and index in a scratch $XDG_CACHE_HOME, brought up to date before the rounds), a process running pi's listAll() (PI_CODING_AGENT_DIR at the store), \`grep -rlF\` over the store's sessions/. Words: ${words.map(({ word }) => word).join(", ")}.`,
+      `start-up: whole processes, stdout thrown away, ${runs} interleaved rounds after a warm-up round (medians of wall time; CPU: the mean user + system time of the process, all its threads, from /proc's children times, over the rounds and the warm-up): \`node -e 0\`, the bundled CLI (\`node sessionkit.mjs\`, its chunks beside it; catalog and index in a scratch $XDG_CACHE_HOME, brought up to date before the rounds), a process running pi's listAll() (PI_CODING_AGENT_DIR at the store), \`grep -rlF\` over the store's sessions/. Words: ${words.map(({ word }) => word).join(", ")}.`,
     ],
   };
 }
