@@ -4,6 +4,7 @@
  * with blobs. The page it writes is checked here as bytes (the data blocks, the policy, nothing
  * external); e2e/viewer-export.spec.ts opens such files in Chromium.
  */
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -54,7 +55,13 @@ describe("export --html", () => {
     const html = await readFile(out, "utf8");
     expect(summary.bytes).toBe(Buffer.byteLength(html));
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)![1]!;
-    expect(csp).toMatch(/default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data: blob:/);
+    expect(csp).toMatch(/default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+' 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data: blob:/);
+    // The two scripts it allows: the page's, and the highlighter block it runs when code is first highlighted.
+    const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+    const script = /<script type="module">([\s\S]*?)<\/script>/.exec(html)![1]!;
+    const highlighter = /<script type="text\/x-sessionkit-deferred" id="sessionkit-highlight">([\s\S]*?)<\/script>/.exec(html)![1]!;
+    expect(csp).toContain(`script-src ${sha256(script)} ${sha256(highlighter)};`);
+    expect(highlighter).toContain("sessionkitHighlight");
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=(?!"data:)/);
     const storage = nodeFsStorage({ root });
     const [info] = await SessionManager.listAll(storage);
