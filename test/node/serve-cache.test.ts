@@ -59,6 +59,18 @@ async function written(path: string): Promise<void> {
   }
 }
 
+/** Waits until `dir` holds a file that is not a temp file (".name.hex.tmp") and returns its name. */
+async function cacheFileIn(dir: string): Promise<string> {
+  const deadline = performance.now() + 20_000;
+  for (;;) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const done = names.find((name) => !name.startsWith("."));
+    if (done !== undefined) return done;
+    if (performance.now() > deadline) throw new Error(`${dir} held no cache file within 20 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("serve with a cache mount", () => {
   it("a client may write nothing, not even in .sessionkit/: every change, lock and stage is 'read-only'", async () => {
     const data = new TextEncoder().encode("{}");
@@ -78,9 +90,8 @@ describe("serve with a cache mount", () => {
     const before = await snapshot(root);
     const infos = await listAllSessions(client);
     expect(infos.map((info) => info.firstMessage)).toEqual(["a question"]);
-    await written(join(cacheDir, "catalog"));
-    const catalogs = await readdir(join(cacheDir, "catalog"));
-    expect(JSON.parse(await readFile(join(cacheDir, "catalog", catalogs[0]!), "utf8"))).toMatchObject({ files: { [infos[0]!.path.split("/").pop()!]: {} } });
+    const catalog = await cacheFileIn(join(cacheDir, "catalog"));
+    expect(JSON.parse(await readFile(join(cacheDir, "catalog", catalog), "utf8"))).toMatchObject({ files: { [infos[0]!.path.split("/").pop()!]: {} } });
     expect((await searchSessions(client, "answer")).map((hit) => hit.path)).toEqual([infos[0]!.path]);
     await written(join(cacheDir, "search", "text.sqlite"));
     expect(await snapshot(root)).toEqual(before);
@@ -93,11 +104,11 @@ describe("serve with a cache mount", () => {
     const infos = await listAllSessions(client);
     const first = await readSessionUsage(client, infos);
     expect(first.map((session) => session.assistantMessages)).toEqual([1]);
-    await written(join(cacheDir, "insights"));
+    // The directory appears with the temp file in it; the cache is there once it is renamed.
+    const cacheFile = await cacheFileIn(join(cacheDir, "insights"));
     const { port, counter } = countingPort(client);
     expect(await readSessionUsage(port, infos)).toEqual(first);
-    const [cacheFile] = await readdir(join(cacheDir, "insights"));
-    expect(counter.bytesRead).toBe((await stat(join(cacheDir, "insights", cacheFile!))).size);
+    expect(counter.bytesRead).toBe((await stat(join(cacheDir, "insights", cacheFile))).size);
   });
 
   it("the server keeps the cache within its size cap: an index over it is not written, a catalog under it is", async () => {
