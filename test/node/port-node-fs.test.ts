@@ -111,7 +111,7 @@ describe("nodeFsStorage with real files", () => {
     const names = ["a", "b", "occupied", "c", "d"];
     const files = names.map((name) => ({ path: `dir/${name}`, bytes: async () => encoder.encode(`bytes of ${name}`) }));
 
-    const error = await expectStorageError(port.writeFiles(files), "io");
+    const error = await expectStorageError(port.writeFiles(files), "collision");
 
     expect(error.path).toBe("dir/occupied");
     const left = await readdir(path.join(root, "dir"));

@@ -30,7 +30,7 @@ describe("a file and a directory of one name", () => {
     await dropSchema(schema);
   });
 
-  it("`d/x` and `d/x/y` appended at once by two writers: one wins, the other is io, 20 times out of 20", async () => {
+  it("`d/x` and `d/x/y` appended at once by two writers: one wins, the other is a collision, 20 times out of 20", async () => {
     await Promise.all([first.stat("warm"), second.stat("warm")]); // both pools connected
     const outcomes: string[] = [];
     for (let round = 0; round < 20; round++) {
@@ -41,7 +41,7 @@ describe("a file and a directory of one name", () => {
       expect(rows, `round ${round}`).toHaveLength(1);
       const loser = file.status === "rejected" ? file : below;
       expect(loser.status, `round ${round}`).toBe("rejected");
-      expect(isStorageError((loser as PromiseRejectedResult).reason, "io"), `round ${round}`).toBe(true);
+      expect(isStorageError((loser as PromiseRejectedResult).reason, "collision"), `round ${round}`).toBe(true);
     }
     const counts = outcomes.reduce<Record<string, number>>((all, outcome) => ({ ...all, [outcome]: (all[outcome] ?? 0) + 1 }), {});
     console.info(`d/x vs d/x/y, 20 rounds: ${JSON.stringify(counts)} (file/below)`);
