@@ -2,6 +2,7 @@
  * The browser bench's workloads, run unchanged in the page (IndexedDB, OPFS, the naive peer) and
  * in Node (node-fs): only core modules and universal web APIs here.
  */
+import { createEntryId } from "../../src/format/ids.js";
 import type { AgentMessage } from "../../src/format/types.js";
 import type { StoragePort } from "../../src/port.js";
 import { SessionManager } from "../../src/session/session-manager.js";
@@ -131,6 +132,29 @@ export function floorPieces(flushes: number, bytes: number): Uint8Array[] {
 /** The messages the append workload appends, in order: the same in every run and on every platform. */
 export function appendMessages(count: number): AgentMessage[] {
   return conversation(7, count, APPEND_SIZES);
+}
+
+/**
+ * What any JSONL writer of the append workload must do per flush, and nothing more: its entries
+ * made (id, parent, time) and serialized as lines. The messages are made at once; the lines of
+ * each flush as it is taken. The floors encode and write them (no SessionManager, no port).
+ */
+export function serializedFlushes(count: number, flushEvery: number): Iterable<string> {
+  const messages = appendMessages(count);
+  return (function* () {
+    const ids = new Set<string>();
+    let parentId: string | null = null;
+    for (let first = 0; first < count; first += flushEvery) {
+      let lines = "";
+      for (let i = first; i < Math.min(count, first + flushEvery); i++) {
+        const id = createEntryId(ids);
+        ids.add(id);
+        lines += `${JSON.stringify({ type: "message", id, parentId, timestamp: new Date().toISOString(), message: messages[i] })}\n`;
+        parentId = id;
+      }
+      yield lines;
+    }
+  })();
 }
 
 /** Called when a workload's timed window opens and closes (to instrument exactly that window). */

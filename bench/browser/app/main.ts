@@ -10,7 +10,7 @@ import type { StoragePort } from "../../../src/port.js";
 import { idbFloor, idbFlushFloor, type IdbFloor } from "../floors.js";
 import { wholeFileRewriteStorage } from "../naive-port.js";
 import type { Breakdown } from "../timed-port.js";
-import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "../workload.js";
+import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, serializedFlushes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "../workload.js";
 import type { WorkerTask } from "./worker.js";
 
 export type Backend = "indexeddb" | "opfs" | "naive";
@@ -47,12 +47,13 @@ async function removeData(backend: Backend, name: string): Promise<void> {
 function benchWorker() {
   const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
   return {
-    run<R>(task: WorkerTask): Promise<R> {
+    /** Runs `task` in the worker; `transfer` moves those buffers instead of copying them. */
+    run<R>(task: WorkerTask, transfer: Transferable[] = []): Promise<R> {
       return new Promise<R>((resolve, reject) => {
         worker.onmessage = (event: MessageEvent<{ result?: R; error?: string }>) =>
           event.data.error === undefined ? resolve(event.data.result as R) : reject(new Error(event.data.error));
         worker.onerror = (event) => reject(new Error(event.message));
-        worker.postMessage(task);
+        worker.postMessage(task, transfer);
       });
     },
     end: () => worker.terminate(),
@@ -191,6 +192,32 @@ const bench = {
     }
   },
 
+  /**
+   * The floor of OPFS appends from a page, measured as one: per flush, the page serializes the
+   * entries (serializedFlushes), encodes them into a buffer of their own and moves it (a transfer,
+   * no copy) to a worker, which writes it through a sync handle, flush()es and replies; the page
+   * awaits the reply before the next flush. No sessionkit. Total ms.
+   */
+  async pageToWorkerFlushFloor(name: string, count: number, flushEvery: number): Promise<number> {
+    const worker = benchWorker();
+    const encoder = new TextEncoder();
+    try {
+      const flushes = serializedFlushes(count, flushEvery);
+      await worker.run({ task: "floorOpen", name });
+      const start = performance.now();
+      for (const lines of flushes) {
+        const data = encoder.encode(lines);
+        await worker.run({ task: "floorWriteFlush", data }, [data.buffer]);
+      }
+      const ms = performance.now() - start;
+      await worker.run({ task: "floorClose" });
+      return ms;
+    } finally {
+      worker.end();
+      await removeData("opfs", name);
+    }
+  },
+
   async idbFloor(name: string, iterations: number, bytes: number): Promise<IdbFloor> {
     try {
       return await idbFloor(name, iterations, bytes);
@@ -208,7 +235,7 @@ const bench = {
     }
   },
 
-  /** Per-iteration ms of a page → worker → page message round trip carrying `bytes` (no validation, no storage). */
+  /** Per-iteration ms of a page → worker → page message round trip carrying `bytes` to the worker and a number back (no validation, no storage). */
   async messageFloor(iterations: number, bytes: number): Promise<number> {
     const worker = benchWorker();
     try {
