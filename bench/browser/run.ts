@@ -35,7 +35,7 @@ import { markdownTable, resultsJson, verdict, type Figures, type Row } from "../
 import { selfTimes, type CpuProfile } from "./cpu-profile.js";
 import type { Breakdown } from "./timed-port.js";
 import { runViewerSection } from "./viewer.js";
-import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "./workload.js";
+import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun, type PairedRun } from "./workload.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PROJECT = join(HERE, "..", "..");
@@ -207,10 +207,14 @@ async function profiled<R>(cdp: CDPSession, body: () => Promise<R>): Promise<{ r
 // Measurements
 
 /**
- * 10k appends, flush every 4, and their floors. Everything interleaves per round, so a busy
- * neighbour hurts all alike: IndexedDB and its floor, OPFS with the session in a worker and its
- * floor, OPFS through the rpc, a message round trip per flush, SessionManager alone (memory port)
- * in the page and in a worker, node-fs.
+ * 10k appends, flush every 4, and their floors. The three rows with a target take ours and its
+ * floor flush by flush in one run (workload.ts timePairedAppends), so both meet the same moments
+ * of the machine: IndexedDB against one strict transaction per flush, OPFS with the session in a
+ * worker against the floor plus serialization, OPFS through the rpc against that with the page
+ * serializing and a round trip per flush. The rest interleaves per round: the OPFS split (the
+ * floor, plus serialization, SessionManager on a bare port, ours, each a run of its own), a
+ * message round trip per flush, SessionManager alone (memory port) in the page and in a worker,
+ * node-fs.
  */
 async function measureAppends(page: Page): Promise<number> {
   let bytes = 0;
@@ -219,14 +223,23 @@ async function measureAppends(page: Page): Promise<number> {
     if (bytes !== 0 && run.bytes !== bytes) throw new Error(`${what} wrote ${run.bytes} bytes, the others ${bytes}: not the same workload`);
     bytes = run.bytes;
   };
+  const paired = async (what: string, run: Promise<PairedRun>, names: [ours: string, floor: string]) => {
+    const result = await run;
+    checkBytes(result, what);
+    record(names[0], result.ms);
+    record(names[1], result.floorMs);
+  };
   for (let round = 1; round <= ROUNDS; round++) {
     log(`appends round ${round}/${ROUNDS}`);
-    const idb = await pageAppends(page, "indexeddb", APPENDS);
-    checkBytes(idb, "indexeddb");
-    record("appends indexeddb", idb.ms);
-    // The floors write the workload's bytes per flush (the header's share included).
+    const args = (what: string) => [freshName(what), APPENDS, FLUSH_EVERY] as const;
+    await paired("indexeddb", page.evaluate(([name, count, every]) => window.bench.idbPairedAppends(name, count, every), args("appends-idb")), ["appends indexeddb", "floor indexeddb"]);
+    await paired("opfs (session in the worker)", page.evaluate(([name, count, every]) => window.bench.workerPairedAppends(name, count, every), args("appends-worker-paired")), [
+      "appends opfs (paired)",
+      "floor opfs serialized (paired)",
+    ]);
+    await paired("opfs (through the rpc)", page.evaluate(([name, count, every]) => window.bench.rpcPairedAppends(name, count, every), args("appends-rpc")), ["appends opfs-rpc", "floor opfs page to worker"]);
+    // The floors below write the workload's bytes per flush (the header's share included).
     const flushBytes = Math.round(bytes / FLUSHES);
-    record("floor indexeddb", await page.evaluate(([name, n, size]) => window.bench.idbFlushFloor(name, n, size), [freshName("floor-idb"), FLUSHES, flushBytes] as const));
     const inWorker = await page.evaluate(([name, count, every]) => window.bench.appendsInWorker(name, count, every), [freshName("appends-worker"), APPENDS, FLUSH_EVERY] as const);
     checkBytes(inWorker, "opfs (session in the worker)");
     record("appends opfs", inWorker.ms);
@@ -235,10 +248,6 @@ async function measureAppends(page: Page): Promise<number> {
     record("appends opfs bare port", bare.ms);
     record("floor opfs serialized", await page.evaluate(([name, count, every]) => window.bench.serializedFlushFloor(name, count, every), [freshName("floor-serialized"), APPENDS, FLUSH_EVERY] as const));
     record("floor opfs", await page.evaluate(([name, n, size]) => window.bench.syncHandleFlushFloor(name, n, size), [freshName("floor-opfs"), FLUSHES, flushBytes] as const));
-    const rpc = await pageAppends(page, "opfs", APPENDS);
-    checkBytes(rpc, "opfs (through the rpc)");
-    record("appends opfs-rpc", rpc.ms);
-    record("floor opfs page to worker", await page.evaluate(([name, count, every]) => window.bench.pageToWorkerFlushFloor(name, count, every), [freshName("floor-page-worker"), APPENDS, FLUSH_EVERY] as const));
     record("floor message", FLUSHES * (await page.evaluate(([n, size]) => window.bench.messageFloor(n, size), [FLUSHES, flushBytes] as const)));
     for (const where of ["page", "worker"] as const) {
       const memory = await page.evaluate(([count, every, at]) => window.bench.appendsInMemory(count, every, at), [APPENDS, FLUSH_EVERY, where] as const);
@@ -446,63 +455,65 @@ function appendRows(): Row[] {
   const floorOpfs = med("floor opfs");
   const serialized = med("floor opfs serialized");
   const message = med("floor message");
-  const pageToWorker = med("floor opfs page to worker");
   const bare = med("appends opfs bare port");
-  const bound = (key: string, name: string, value: number, target: number, bounds: { ms: number; what: string; after?: string }, figures: Figures): Row => ({
-    name,
-    ours: ms(value),
-    peer: `${bounds.what} ${ms(bounds.ms)}${bounds.after ?? ""}`,
-    ratio: times(value / bounds.ms),
-    target: `≤ ${target}×`,
-    verdict: verdict(value <= target * bounds.ms),
-    key: `appends10k.${key}`,
-    figures: { ms: value, ...figures },
-  });
-  const idb = med("appends indexeddb");
-  const idbFloor = med("floor indexeddb");
   const inPage = med("appends memory page");
   const inWorker = med("appends memory worker");
-  const opfs = med("appends opfs");
+  /** A row of a paired measurement: medians of ours and of its floor, and the median of the rounds' ratios (each ours ÷ its floor of the same run). */
+  const paired = (key: string, name: string, names: [ours: string, floor: string], target: number, what: string, figures: (ours: number, floor: number, ratio: number) => Figures): Row => {
+    const [ours, floor, ratio] = [med(names[0]), med(names[1]), pairedRatio(names)];
+    return {
+      name,
+      ours: ms(ours),
+      peer: `${what} ${ms(floor)}`,
+      ratio: times(ratio),
+      target: `≤ ${target}×`,
+      verdict: verdict(ratio <= target),
+      key: `appends10k.${key}`,
+      figures: { ms: ours, ...figures(ours, floor, ratio) },
+    };
+  };
+  const opfs = med("appends opfs (paired)");
   const rpc = med("appends opfs-rpc");
   rows.push(
-    bound("indexeddb", `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — indexeddb (page)`, idb, TARGET_IDB_RATIO, { ms: idbFloor, what: `floor (${FLUSHES} strict transactions)` }, {
-      floorMs: idbFloor,
-      ratioToFloor: idb / idbFloor,
+    paired("indexeddb", `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — indexeddb (page)`, ["appends indexeddb", "floor indexeddb"], TARGET_IDB_RATIO, `floor (${FLUSHES} strict transactions, flush by flush with ours)`, (ours, floor, ratio) => ({
+      floorMs: floor,
+      ratioToFloor: ratio,
       targetRatioToFloor: TARGET_IDB_RATIO,
       sessionAloneMs: inPage,
-      floorPlusSessionAloneMs: idbFloor + inPage,
-      ratioToFloorPlusSessionAlone: idb / (idbFloor + inPage),
-    }),
-    bound("opfs", `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — opfs, SessionManager in the worker`, opfs, TARGET_OPFS_RATIO, { ms: serialized, what: `floor (${FLUSHES} sync-handle writes + flush()) ${ms(floorOpfs)} + serialization =` }, {
-      floorMs: floorOpfs,
-      ratioToFloor: opfs / floorOpfs,
-      floorPlusSerializationMs: serialized,
-      ratioToFloorPlusSerialization: opfs / serialized,
-      targetRatioToFloorPlusSerialization: TARGET_OPFS_RATIO,
-      sessionAloneMs: inWorker,
-    }),
-    bound(
+      floorPlusSessionAloneMs: floor + inPage,
+      ratioToFloorPlusSessionAlone: ours / (floor + inPage),
+    })),
+    paired(
+      "opfs",
+      `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — opfs, SessionManager in the worker`,
+      ["appends opfs (paired)", "floor opfs serialized (paired)"],
+      TARGET_OPFS_RATIO,
+      `floor (${FLUSHES} sync-handle writes + flush()) + serialization, flush by flush with ours:`,
+      (_ours, floor, ratio) => ({
+        floorPlusSerializationMs: floor,
+        ratioToFloorPlusSerialization: ratio,
+        targetRatioToFloorPlusSerialization: TARGET_OPFS_RATIO,
+        floorMs: floorOpfs,
+        separateMs: med("appends opfs"),
+        sessionAloneMs: inWorker,
+      }),
+    ),
+    paired(
       "opfsRpc",
       `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — opfs from the page, through the rpc`,
-      rpc,
+      ["appends opfs-rpc", "floor opfs page to worker"],
       TARGET_OPFS_RPC_RATIO,
-      {
-        ms: pageToWorker,
-        what: `floor + serialization + ${FLUSHES} round trips, measured as one (the page serializes each flush and sends it; the worker writes, flush()es, replies) =`,
-        after: ` (measured apart, in the worker and in a hot loop, the parts sum to ${ms(serialized + message)}: ${times(rpc / (serialized + message))})`,
-      },
-      {
-        floorMs: floorOpfs + message,
-        ratioToFloor: rpc / (floorOpfs + message),
-        syncHandleFloorMs: floorOpfs,
-        messageFloorMs: message,
-        floorPlusSerializationMs: pageToWorker,
-        ratioToFloorPlusSerialization: rpc / pageToWorker,
+      `floor + serialization + ${FLUSHES} round trips, flush by flush with ours (the page serializes each flush and sends it to a worker, which writes, flush()es and replies):`,
+      (ours, floor, ratio) => ({
+        floorPlusSerializationMs: floor,
+        ratioToFloorPlusSerialization: ratio,
         targetRatioToFloorPlusSerialization: TARGET_OPFS_RPC_RATIO,
         sumOfPartsMs: serialized + message,
-        ratioToSumOfParts: rpc / (serialized + message),
+        ratioToSumOfParts: ours / (serialized + message),
+        syncHandleFloorMs: floorOpfs,
+        messageFloorMs: message,
         sessionAloneMs: inPage,
-      },
+      }),
     ),
   );
   // Where the OPFS appends' time goes: the floor, plus serializing the entries, plus SessionManager
@@ -521,7 +532,7 @@ function appendRows(): Row[] {
     {
       name: `${APPENDS / 1000}k appends, flush every ${FLUSH_EVERY} — SessionManager in the worker on the floor's own calls (a bare sync-handle port, no sessionkit adapter)`,
       ours: ms(bare),
-      peer: `floor ${ms(floorOpfs)}; floor + serialization ${ms(serialized)}; ours (opfs port) ${ms(med("appends opfs"))}`,
+      peer: `floor ${ms(floorOpfs)}; floor + serialization ${ms(serialized)}; ours (opfs port, a run of its own) ${ms(med("appends opfs"))}`,
       ratio: times(bare / floorOpfs),
       target: "—",
       verdict: "info",
@@ -546,6 +557,12 @@ function appendRows(): Row[] {
   return rows;
 }
 
+/** The median over the rounds of ours ÷ its floor, each pair from the same paired run. */
+function pairedRatio([ours, floor]: [string, string]): number {
+  const floors = runs.get(floor) ?? [];
+  return median((runs.get(ours) ?? []).map((value, i) => value / floors[i]!));
+}
+
 /** The spread of a measurement's rounds, "min–max ms". */
 const spread = (name: string) => {
   const values = runs.get(name) ?? [];
@@ -555,25 +572,30 @@ const spread = (name: string) => {
 /** For each append row that misses its target: what the time above its bound is, from the same run's figures. */
 function appendNotes(rows: readonly Row[]): string[] {
   const missed = (key: string) => rows.some((row) => row.key === `appends10k.${key}` && row.verdict === "FAIL");
-  const notes: string[] = [];
-  const [idb, idbFloor, inPage] = [med("appends indexeddb"), med("floor indexeddb"), med("appends memory page")];
-  const [opfs, serialized, bare, rpc] = [med("appends opfs"), med("floor opfs serialized"), med("appends opfs bare port"), med("appends opfs-rpc")];
+  const inPage = med("appends memory page");
   const perFlush = (value: number) => `${((value / FLUSHES) * 1000).toFixed(0)} µs per flush`;
+  /** Ours above its floor (medians), and each round's ratio. */
+  const above = (names: [string, string]) => {
+    const [ours, floor] = [med(names[0]), med(names[1])];
+    const floors = runs.get(names[1]) ?? [];
+    const ratios = (runs.get(names[0]) ?? []).map((value, i) => times(value / floors[i]!)).join(", ");
+    return { excess: ours - floor, text: `ours is ${ms(ours - floor)} above its floor (${perFlush(ours - floor)}); the rounds' ratios: ${ratios}` };
+  };
+  const notes: string[] = [];
   if (missed("indexeddb")) {
-    notes.push(
-      `- IndexedDB misses by ${ms(idb - TARGET_IDB_RATIO * idbFloor)}: ours is ${ms(idb - idbFloor)} above the floor (${perFlush(idb - idbFloor)}), of which SessionManager alone (memory port, page) is ${ms(inPage)}; the other ${ms(idb - idbFloor - inPage)} is the adapter and the scheduling between flushes. Rounds: ours ${spread("appends indexeddb")}, floor ${spread("floor indexeddb")}.`,
-    );
+    const { excess, text } = above(["appends indexeddb", "floor indexeddb"]);
+    notes.push(`- IndexedDB misses: ${text}. SessionManager alone (memory port, page) takes ${ms(inPage)} of it; the other ${ms(excess - inPage)} is the adapter and the scheduling between flushes.`);
   }
   if (missed("opfs")) {
+    const { text } = above(["appends opfs (paired)", "floor opfs serialized (paired)"]);
+    const [serialized, bare, opfs] = [med("floor opfs serialized"), med("appends opfs bare port"), med("appends opfs")];
     notes.push(
-      `- OPFS in the worker misses by ${ms(opfs - TARGET_OPFS_RATIO * serialized)}: ours is ${ms(opfs - serialized)} above the floor + serialization (${perFlush(opfs - serialized)}): SessionManager on the bare port ${ms(bare - serialized)} more than the serialization alone, sessionkit's OPFS adapter ${ms(opfs - bare)} more than the bare port. Rounds: ours ${spread("appends opfs")}, floor + serialization ${spread("floor opfs serialized")}.`,
+      `- OPFS in the worker misses: ${text}. In runs of their own, SessionManager on the bare port took ${ms(bare - serialized)} more than the floor + serialization, sessionkit's OPFS adapter ${ms(opfs - bare)} more than the bare port.`,
     );
   }
   if (missed("opfsRpc")) {
-    const pageToWorker = med("floor opfs page to worker");
-    notes.push(
-      `- OPFS through the rpc misses by ${ms(rpc - TARGET_OPFS_RPC_RATIO * pageToWorker)}: ours is ${ms(rpc - pageToWorker)} above its floor (${perFlush(rpc - pageToWorker)}): SessionManager's books and the rpc (requests built, validated and answered in the page and the worker); SessionManager alone in the page takes ${ms(inPage)}. Rounds: ours ${spread("appends opfs-rpc")}, floor ${spread("floor opfs page to worker")}.`,
-    );
+    const { excess, text } = above(["appends opfs-rpc", "floor opfs page to worker"]);
+    notes.push(`- OPFS through the rpc misses: ${text}. SessionManager alone in the page takes ${ms(inPage)} of it; the other ${ms(excess - inPage)} is the rpc (requests built, validated and answered in the page and the worker).`);
   }
   return notes;
 }
@@ -763,7 +785,7 @@ ${markdown}
 ${appendNotes(rows).join("\n")}
 
 - Appends: a new session, messages of ~1–2 KB serialized (user → assistant with thinking and a tool call → tool result → assistant), \`appendMessage\` each, \`await flush()\` after every ${FLUSH_EVERY} (${FLUSHES} flushes, ${appendBytes.toLocaleString("en")} bytes in all); timed from the first append until the last flush resolves. \`flush()\` is a durability barrier, issued as an append and a \`sync\` together: IndexedDB commits both in one strict transaction (the port holds the session's writer lock, so it builds on what it wrote last without reading it back; the trailing small records are merged by a transaction of their own once the file has had no write for 200 ms, or when the port closes: here after the timed window, and done before the next measurement starts, as each run closes its port); OPFS with the SessionManager in a worker (\`opfsWorkerStorage\`, README "OPFS: the session in the worker") writes through the sync access handle and calls its \`flush()\`; OPFS from the page sends both to the storage worker in one message; node-fs appends to an open handle, then fsyncs.
-- Floors, measured in every round next to the appends (the results' medians): IndexedDB, ${FLUSHES} strict readwrite transactions in a row, each adding one chunk record of a flush's size and putting one metadata record (raw IndexedDB, explicit \`commit()\`); OPFS, ${FLUSHES} sync-handle writes of those sizes, each followed by \`flush()\`, in a worker (the chunks and writes are session text: the append workload's messages as JSON lines, cut to the flushes' size, since Chromium compresses IndexedDB values and a repeated byte would cost it less); through the rpc, the floor plus serialization and ${FLUSHES} page → worker → page message round trips, each carrying a flush's bytes to the worker and a number back (as an append goes and its reply comes). "SessionManager alone" is the same workload on the memory port (no platform storage): building, serializing and queueing the entries, in the page or in a worker. A floor plus that is what a durable flush of SessionManager's entries costs at the least, with nothing overlapped. The OPFS time is split in every round too, in a worker: the floor plus serializing the same entries (made with id, parent and time, \`JSON.stringify\`, \`encodeInto\` a kept buffer, then written and \`flush()\`ed; no SessionManager), and SessionManager on a bare port making exactly the floor's calls (bench/browser/bare-sync-port.ts).
+- Floors of the rows with a target (1–3), taken flush by flush with ours in the same run (after each of our flushes resolves, the floor does the same flush; each side's time is the sum of its own steps, so both meet the same moments of a machine whose other jobs come and go; the ratio is the median over the rounds of each run's ours ÷ floor): IndexedDB, one strict readwrite transaction per flush adding the flush's bytes (encoded beforehand) as a chunk record and putting one metadata record, to a database of its own (raw IndexedDB, explicit \`commit()\`); OPFS with the session in a worker, per flush the entries made (id, parent, time), \`JSON.stringify\`ed, encoded (\`encodeInto\` a kept buffer), written through a sync handle to a file of its own and \`flush()\`ed; through the rpc, the same with the page serializing each flush and moving its bytes to a worker of its own, which writes, \`flush()\`es and replies (no sessionkit in any of them). The split of the OPFS time, each a run of its own in every round, in a worker: the floor (${FLUSHES} sync-handle writes of a flush's size of session text, each followed by \`flush()\`), the floor plus serializing the entries, and SessionManager on a bare port making exactly the floor's calls (bench/browser/bare-sync-port.ts); and ${FLUSHES} page → worker → page message round trips in a row, each carrying a flush's bytes to the worker and a number back. "SessionManager alone" is the same workload on the memory port (no platform storage): building, serializing and queueing the entries, in the page or in a worker.
 - Naive peer: the whole file is one IndexedDB record, read, extended and put back on every append (one transaction, browser-default durability, no separate sync barrier, so it does less work per flush than ours), as ZenFS's IndexedDB backend and pi's web UI store files. Same SessionManager and workload; ratios are against the previous (half) count. On this machine a transaction's fixed cost (about a millisecond) blurs those ratios at these sizes, so "quadratic" is judged by a least-squares fit t = a·n + b·n² of the medians: the share of the n² term in the fitted time at the largest count (pure rewrite cost would be 100 %, a linear store 0 %).
 - Open: \`SessionManager.open\` + \`buildSessionContext\` of one ${setup.bytes.toLocaleString("en")}-byte session (${opened.entries.toLocaleString("en")} entries, ${opened.contextMessages.toLocaleString("en")} context messages, sha-256 ${setup.digest.slice(0, 16)}…), the same bytes on every backend (stored with one \`write\`); the port is created and warmed (database open, worker started) before the timer. node-fs runs in Node, the others in the page.
 

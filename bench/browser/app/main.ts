@@ -7,10 +7,23 @@ import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsStorage } from "../../../adapters/opfs/index.js";
 import { httpStorage } from "../../../adapters/rpc/http.js";
 import type { StoragePort } from "../../../src/port.js";
-import { idbFloor, idbFlushFloor, type IdbFloor } from "../floors.js";
+import { idbFloor, idbFloorSteps, type IdbFloor } from "../floors.js";
 import { wholeFileRewriteStorage } from "../naive-port.js";
 import type { Breakdown } from "../timed-port.js";
-import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, serializedFlushes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "../workload.js";
+import {
+  OPEN_SESSION_PATH,
+  encodedFlushes,
+  instrumented,
+  largeSessionBytes,
+  serializedFlushes,
+  sha256,
+  timeAppends,
+  timeOpen,
+  timePairedAppends,
+  type AppendRun,
+  type OpenRun,
+  type PairedRun,
+} from "../workload.js";
 import type { WorkerTask } from "./worker.js";
 
 export type Backend = "indexeddb" | "opfs" | "naive";
@@ -165,12 +178,56 @@ const bench = {
     return timeAppends(memoryStorage(), count, flushEvery);
   },
 
-  /** Total ms of `flushes` strict IndexedDB transactions of `bytes` each (raw IndexedDB): the appends' floor. */
-  async idbFlushFloor(name: string, flushes: number, bytes: number): Promise<number> {
+  /**
+   * The appends on IndexedDB paired flush by flush with their floor (timePairedAppends): after
+   * each of ours, one strict transaction of raw IndexedDB adds the same flush's bytes (encoded
+   * beforehand: the floor is the platform's work alone) to a database of its own.
+   */
+  async idbPairedAppends(name: string, count: number, flushEvery: number): Promise<PairedRun> {
+    const port = await warmedPort("indexeddb", name);
+    const floor = await idbFloorSteps(`${name}-floor`, encodedFlushes(count, flushEvery));
     try {
-      return await idbFlushFloor(name, flushes, bytes);
+      return await timePairedAppends(port, count, flushEvery, floor.step);
     } finally {
+      floor.close();
+      await port.close();
       await removeData("indexeddb", name);
+      await removeData("indexeddb", `${name}-floor`);
+    }
+  },
+
+  /**
+   * The appends from the page through the rpc to the OPFS worker, paired flush by flush with their
+   * floor: after each of ours, the page serializes the same flush's entries, encodes them and
+   * moves the buffer to a worker of its own, which writes it through a sync handle, flush()es and
+   * replies (pageToWorkerFlushFloor's steps).
+   */
+  async rpcPairedAppends(name: string, count: number, flushEvery: number): Promise<PairedRun> {
+    const port = await warmedPort("opfs", name);
+    const worker = benchWorker();
+    const flushes = serializedFlushes(count, flushEvery)[Symbol.iterator]();
+    const encoder = new TextEncoder();
+    try {
+      await worker.run({ task: "floorOpen", name: `${name}-floor` });
+      return await timePairedAppends(port, count, flushEvery, async () => {
+        const data = encoder.encode(flushes.next().value as string);
+        await worker.run({ task: "floorWriteFlush", data }, [data.buffer]);
+      });
+    } finally {
+      await worker.run({ task: "floorClose" }).catch(() => {});
+      worker.end();
+      await port.close();
+      await removeData("opfs", name);
+      await removeData("opfs", `${name}-floor`);
+    }
+  },
+
+  /** The appends with the SessionManager in a worker on the OPFS port, paired flush by flush with the floor plus serialization on a file of its own in the same worker. */
+  async workerPairedAppends(name: string, count: number, flushEvery: number): Promise<PairedRun> {
+    try {
+      return await inWorker({ task: "pairedAppends", name, count, flushEvery });
+    } finally {
+      await removeData("opfs", name);
     }
   },
 
@@ -188,32 +245,6 @@ const bench = {
     try {
       return await inWorker({ task: "serializedFlushFloor", name, count, flushEvery });
     } finally {
-      await removeData("opfs", name);
-    }
-  },
-
-  /**
-   * The floor of OPFS appends from a page, measured as one: per flush, the page serializes the
-   * entries (serializedFlushes), encodes them into a buffer of their own and moves it (a transfer,
-   * no copy) to a worker, which writes it through a sync handle, flush()es and replies; the page
-   * awaits the reply before the next flush. No sessionkit. Total ms.
-   */
-  async pageToWorkerFlushFloor(name: string, count: number, flushEvery: number): Promise<number> {
-    const worker = benchWorker();
-    const encoder = new TextEncoder();
-    try {
-      const flushes = serializedFlushes(count, flushEvery);
-      await worker.run({ task: "floorOpen", name });
-      const start = performance.now();
-      for (const lines of flushes) {
-        const data = encoder.encode(lines);
-        await worker.run({ task: "floorWriteFlush", data }, [data.buffer]);
-      }
-      const ms = performance.now() - start;
-      await worker.run({ task: "floorClose" });
-      return ms;
-    } finally {
-      worker.end();
       await removeData("opfs", name);
     }
   },

@@ -9,12 +9,13 @@ import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
 import type { SyncAccessHandle } from "../../../adapters/opfs/directories.js";
 import { bareSyncHandlePort } from "../bare-sync-port.js";
-import { floorPieces, instrumented, serializedFlushes, timeAppends } from "../workload.js";
+import { floorPieces, instrumented, serializedFlushes, timeAppends, timePairedAppends } from "../workload.js";
 
 export type WorkerTask =
   | { task: "appends"; name: string; count: number; flushEvery: number; breakdown: boolean }
   | { task: "appendsInMemory"; count: number; flushEvery: number }
   | { task: "appendsOnBarePort"; name: string; count: number; flushEvery: number }
+  | { task: "pairedAppends"; name: string; count: number; flushEvery: number }
   | { task: "syncHandleFloor"; name: string; iterations: number; bytes: number }
   | { task: "syncHandleFlushFloor"; name: string; flushes: number; bytes: number }
   | { task: "serializedFlushFloor"; name: string; count: number; flushEvery: number }
@@ -72,6 +73,29 @@ async function run(task: WorkerTask): Promise<unknown> {
         return await instrumented(port, (timed, hooks) => timeAppends(timed, task.count, task.flushEvery, hooks));
       } finally {
         await port.close();
+      }
+    }
+    case "pairedAppends": {
+      // Ours on the OPFS port and, after each of our flushes, the floor plus serialization for the
+      // same flush on a file of its own (as serializedFlushFloor does, step by step).
+      const port = opfsWorkerStorage({ root: task.name });
+      const access = await floorHandle(`${task.name}-floor`);
+      const flushes = serializedFlushes(task.count, task.flushEvery)[Symbol.iterator]();
+      const encoder = new TextEncoder();
+      const buffer = new Uint8Array(1 << 20);
+      let at = 0;
+      try {
+        await port.stat("warm-up");
+        return await timePairedAppends(port, task.count, task.flushEvery, async () => {
+          const bytes = buffer.subarray(0, encoder.encodeInto(flushes.next().value as string, buffer).written);
+          access.write(bytes, { at });
+          access.flush();
+          at += bytes.length;
+        });
+      } finally {
+        access.close();
+        await port.close();
+        await (await navigator.storage.getDirectory()).removeEntry(`${task.name}-floor`, { recursive: true }).catch(() => {});
       }
     }
     case "appendsOnBarePort": {
