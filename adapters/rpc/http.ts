@@ -101,19 +101,6 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   /** Bumped by every change this port makes: a block asked for before it is not read from after it. */
   let changes = 0;
   const blocks = new FetchBlocks((path, range) => fetchResponse(path, range));
-  /** Range fetches under way, by change count, path and range: a read of a range already being fetched (by a caller reading several ranges at once) waits for that fetch instead of fetching it again. */
-  const fetching = new Map<string, Promise<Uint8Array | null>>();
-  const sharedFetch = (path: string, range: { offset: number; length: number }): Promise<Uint8Array | null> => {
-    const key = `${changes}\n${range.offset}\n${range.length}\n${path}`;
-    const pending = fetching.get(key);
-    // A second reader of the same fetch gets its own copy: a read's bytes are the caller's.
-    if (pending) return pending.then((bytes) => bytes && bytes.slice());
-    const fetched = fetchRange(path, range);
-    fetching.set(key, fetched);
-    const forget = () => fetching.delete(key);
-    fetched.then(forget, forget);
-    return fetched;
-  };
   const fileUrl = (path: string) => new URL(`/api/stores/${encodeURIComponent(options.store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, options.url);
   return Object.assign(client, {
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
@@ -122,7 +109,7 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
       if (range?.length !== undefined && range.length < FETCH_READ_BYTES) return rpcRead(path, range);
       await Promise.allSettled([...changing]);
       if (range?.length === undefined || range.length > BLOCK_BYTES) return fetchRange(path, range);
-      return blocks.read(path, range.offset, range.length, changes, sharedFetch);
+      return blocks.read(path, range.offset, range.length, changes, fetchRange);
     },
     close: () => {
       blocks.retireAll();
