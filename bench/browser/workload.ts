@@ -141,6 +141,14 @@ function appendMessages(count: number): AgentMessage[] {
  */
 export function serializedFlushes(count: number, flushEvery: number): Iterable<string> {
   const messages = appendMessages(count);
+  // The time formatted once per millisecond, as SessionManager does (nowIso): the least work.
+  let isoMs = Number.NaN;
+  let iso = "";
+  const now = () => {
+    const ms = Date.now();
+    if (ms !== isoMs) [isoMs, iso] = [ms, new Date(ms).toISOString()];
+    return iso;
+  };
   return (function* () {
     const ids = new Set<string>();
     let parentId: string | null = null;
@@ -149,7 +157,7 @@ export function serializedFlushes(count: number, flushEvery: number): Iterable<s
       for (let i = first; i < Math.min(count, first + flushEvery); i++) {
         const id = createEntryId(ids);
         ids.add(id);
-        lines += `${JSON.stringify({ type: "message", id, parentId, timestamp: new Date().toISOString(), message: messages[i] })}\n`;
+        lines += `${JSON.stringify({ type: "message", id, parentId, timestamp: now(), message: messages[i] })}\n`;
         parentId = id;
       }
       yield lines;
