@@ -47,7 +47,8 @@ export function opfsStorage(options?: OpfsStorageOptions): OpfsStorage {
     workerUrl === undefined
       ? new Worker(new URL("./sessionkit-opfs-worker.js", import.meta.url), { type: "module", name })
       : new Worker(workerUrl, { type: "module", name });
-  const client = rpcClientStorage(worker, { kind: "opfs", chunkBytes: WORKER_CHUNK_BYTES, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  // Our own worker: the bytes of appends and writes are moved to it, not copied once more.
+  const client = rpcClientStorage(worker, { kind: "opfs", chunkBytes: WORKER_CHUNK_BYTES, transfer: true, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
   // The worker reports every change it makes on the directory's channel; so do other tabs' workers.
   const changes = new BroadcastChanges(opfsChangesChannel(location));
   return {

@@ -53,6 +53,13 @@ export interface RpcClientOptions {
   /** Most payload bytes per message, both ways; default 1 MiB. */
   chunkBytes?: number;
   /**
+   * Over an endpoint, move the bytes of appends and writes to the peer (a transfer list) instead of
+   * having postMessage copy the client's own copy of them once more. For a Worker or a MessagePort;
+   * not for Electron's MessagePortMain, which drops a message whose transfer list holds a buffer.
+   * Default false.
+   */
+  transfer?: boolean;
+  /**
    * Over a request function, how the server's pushes (watch notifications) reach this client:
    * subscribes a listener, returns the function that unsubscribes. Over an endpoint they arrive
    * on the endpoint. Without it, `watch` fails with "unsupported".
@@ -101,6 +108,8 @@ interface Outbox {
   requests: RpcRequest[];
   /** Payload bytes the requests and their replies may carry. */
   bytes: number;
+  /** The buffers of the requests' own bytes, moved with the message (the `transfer` option). */
+  transfer: ArrayBuffer[];
 }
 
 /** Node's timers can be told not to keep the process alive; browsers' are plain numbers. */
@@ -110,6 +119,7 @@ class RpcClient implements RpcStorage {
   readonly kind: string;
   private readonly timeoutMs: number;
   private readonly chunkBytes: number;
+  private readonly transfer: boolean;
   /** Hands one request to the transport; the reply arrives through `settle`. */
   private readonly transmit: (request: RpcRequest) => void;
   private readonly pending = new Map<number, PendingCall>();
@@ -134,6 +144,7 @@ class RpcClient implements RpcStorage {
     this.kind = options?.kind ?? "rpc";
     this.timeoutMs = options?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.chunkBytes = options?.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    this.transfer = options?.transfer ?? false;
     this.canWatch = typeof transport !== "function" || options?.subscribe !== undefined;
     if (options?.heartbeatMs !== undefined) {
       this.heartbeat = setInterval(() => void this.call({ op: "renew" }, "").catch(() => {}), options.heartbeatMs);
@@ -334,7 +345,7 @@ class RpcClient implements RpcStorage {
     const bytes = payloadBound(request.call);
     if (this.outbox && (this.outbox.bytes + bytes > this.chunkBytes || this.outbox.requests.length === MAX_BATCH_REQUESTS)) this.postOutbox(endpoint);
     if (!this.outbox) {
-      const outbox: Outbox = { requests: [], bytes: 0 };
+      const outbox: Outbox = { requests: [], bytes: 0, transfer: [] };
       this.outbox = outbox;
       queueMicrotask(() => {
         if (this.outbox === outbox) this.postOutbox(endpoint);
@@ -342,22 +353,26 @@ class RpcClient implements RpcStorage {
     }
     this.outbox.requests.push(request);
     this.outbox.bytes += bytes;
+    const own = this.transfer ? ownBytes(request.call) : undefined;
+    if (own) this.outbox.transfer.push(own.buffer as ArrayBuffer);
   }
 
   private postOutbox(endpoint: MessageEndpoint): void {
-    const requests = this.outbox?.requests ?? [];
+    const { requests, transfer } = this.outbox ?? { requests: [], transfer: [] };
     this.outbox = undefined;
+    const post = (message: unknown, moved: ArrayBuffer[]) => (moved.length > 0 ? endpoint.postMessage(message, moved) : endpoint.postMessage(message));
     if (requests.length > 1) {
       const batch: RpcRequestBatch = { protocol: RPC_PROTOCOL, requests };
       try {
-        return endpoint.postMessage(batch);
+        return post(batch, transfer);
       } catch {
-        // Something in the batch cannot be cloned: send them one by one, so only that call fails.
+        // Something in the batch cannot be cloned (nothing was moved then): send them one by one, so only that call fails.
       }
     }
     for (const request of requests) {
       try {
-        endpoint.postMessage(request);
+        const own = this.transfer ? ownBytes(request.call) : undefined;
+        post(request, own ? [own.buffer as ArrayBuffer] : []);
       } catch (error) {
         this.fail(request.id, (label) => notSent(label, error));
       }
@@ -448,6 +463,13 @@ function payloadBound(call: RpcCall): number {
     default:
       return 0;
   }
+}
+
+/** The bytes a call carries that the client made for it (a copy of the caller's), which it may move to the peer. */
+function ownBytes(call: RpcCall): Uint8Array | undefined {
+  if (call.op === "stage") return call.data;
+  if ((call.op === "append" || call.op === "write") && call.content.kind === "inline") return call.content.data;
+  return undefined;
 }
 
 function notSent(label: string, error: unknown): StorageError {

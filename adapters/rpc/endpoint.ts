@@ -6,6 +6,8 @@
 export interface MessageEndpoint {
   /** Sends a message to the other end (structured clone). */
   postMessage(message: unknown): void;
+  /** The same, with the buffers in `transfer` moved, not copied (only where the client is told to: RpcClientOptions.transfer). */
+  postMessage(message: unknown, transfer: ArrayBuffer[]): void;
   /** Listens for "message" events (and "error" and "close", where the endpoint has them). */
   addEventListener(type: string, listener: (event: Event) => void): void;
   /** Stops listening. */

@@ -3,8 +3,9 @@
  * one WebSocket per port, binary frames, the server's changes pushed on the same socket. Reads of
  * 256 KiB or more (and whole-file reads) are plain `GET …/files/<path>` requests with a Range
  * instead: Chromium moves large WebSocket messages at a fraction of fetch's speed (measured: 50 MB
- * in 4 MiB messages 4.0–4.4 s, by fetch 0.5 s). Such a read waits for this port's changes still
- * under way, so it sees them, as an rpc read would. Runs in browsers and in Node (pass the `ws`
+ * in 4 MiB messages 4.0–4.4 s, by fetch 0.5 s); ranges read one after another come from one GET
+ * of a 16 MiB block (fetch-blocks.ts). Such a read waits for this port's changes still under way,
+ * so it sees them, as an rpc read would. Runs in browsers and in Node (pass the `ws`
  * package's WebSocket where there is no global one: Node 20).
  *
  * The token goes as `Authorization: Bearer` on fetches and as a WebSocket subprotocol (browsers
@@ -18,6 +19,7 @@
  */
 import { StorageError, checkByteRange, checkStoragePath, type ByteRange, type StorageErrorCode } from "../../src/port.js";
 import { rpcClientStorage, type RpcStorage } from "./client.js";
+import { BLOCK_BYTES, FetchBlocks } from "./fetch-blocks.js";
 import { tokenSubprotocols, webSocketEndpoint, type WebSocketLike } from "./websocket.js";
 
 /** Options of {@link httpStorage}: which server and store, and how to reach it. */
@@ -59,8 +61,6 @@ export type HttpStorage = RpcStorage;
 const DEFAULT_CHUNK_BYTES = 4 << 20;
 /** Reads asking for this much or more (or for the whole file) go by fetch. */
 const FETCH_READ_BYTES = 256 << 10;
-/** A range read ahead is used for at most this long after it was asked for. */
-const READ_AHEAD_FRESH_MS = 2000;
 
 const CODE_OF_STATUS: Record<number, StorageErrorCode> = { 400: "invalid", 403: "forbidden", 404: "not-found", 429: "limit", 501: "unsupported", 507: "quota" };
 
@@ -88,7 +88,7 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   const changing = new Set<Promise<unknown>>();
   const track = <T>(operation: Promise<T>): Promise<T> => {
     changes++;
-    ahead = undefined;
+    blocks.retireAll();
     changing.add(operation);
     const done = () => changing.delete(operation);
     operation.then(done, done);
@@ -98,23 +98,9 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
     const original = (client[op] as (...args: unknown[]) => Promise<void>).bind(client);
     (client as unknown as Record<string, unknown>)[op] = (...args: unknown[]) => track(original(...args));
   }
-  /** Bumped by every change this port makes: a read ahead from before it is not used after it. */
+  /** Bumped by every change this port makes: a block asked for before it is not read from after it. */
   let changes = 0;
-  /** The range after the last full-length fetched read, fetched ahead (sessions are read front to back). */
-  let ahead: { path: string; offset: number; length: number; changes: number; at: number; bytes: Promise<Uint8Array | null> } | undefined;
-  /** Range fetches under way, by change count, path and range: a read of a range already being fetched (ahead, or by a caller reading several ranges at once) waits for that fetch instead of fetching it again. */
-  const fetching = new Map<string, Promise<Uint8Array | null>>();
-  const sharedFetch = (path: string, range: { offset: number; length: number }): Promise<Uint8Array | null> => {
-    const key = `${changes}\n${range.offset}\n${range.length}\n${path}`;
-    const pending = fetching.get(key);
-    // A second reader of the same fetch gets its own copy: a read's bytes are the caller's.
-    if (pending) return pending.then((bytes) => bytes && bytes.slice());
-    const fetched = fetchRange(path, range);
-    fetching.set(key, fetched);
-    const forget = () => fetching.delete(key);
-    fetched.then(forget, forget);
-    return fetched;
-  };
+  const blocks = new FetchBlocks((path, range) => fetchResponse(path, range));
   const fileUrl = (path: string) => new URL(`/api/stores/${encodeURIComponent(options.store)}/files/${path.split("/").map(encodeURIComponent).join("/")}`, options.url);
   return Object.assign(client, {
     async read(path: string, range?: ByteRange): Promise<Uint8Array | null> {
@@ -122,25 +108,17 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
       checkByteRange(path, range);
       if (range?.length !== undefined && range.length < FETCH_READ_BYTES) return rpcRead(path, range);
       await Promise.allSettled([...changing]);
-      if (range?.length === undefined) return fetchRange(path, range);
-      const { offset, length } = range;
-      const early = ahead?.path === path && ahead.offset === offset && ahead.length === length && ahead.changes === changes && Date.now() - ahead.at < READ_AHEAD_FRESH_MS ? ahead : undefined;
-      ahead = undefined;
-      let bytes = early ? await early.bytes.catch(() => null) : null;
-      // A read ahead that came back short was at the end of the file then; the file may have grown.
-      if (bytes === null || bytes.length !== length) bytes = await sharedFetch(path, { offset, length });
-      if (bytes !== null && bytes.length === length) {
-        const next = { offset: offset + length, length };
-        const pending = sharedFetch(path, next);
-        pending.catch(() => {}); // only used if asked for; a failure then is fetched again
-        ahead = { path, ...next, changes, at: Date.now(), bytes: pending };
-      }
-      return bytes;
+      if (range?.length === undefined || range.length > BLOCK_BYTES) return fetchRange(path, range);
+      return blocks.read(path, range.offset, range.length, changes, fetchRange);
     },
-    close: () => close().finally(() => endpoint.close()),
+    close: () => {
+      blocks.retireAll();
+      return close().finally(() => endpoint.close());
+    },
   });
 
-  async function fetchRange(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+  /** A GET of the file, or of a range of it: the response; "missing" when there is no such file, "empty" for a range past its end. */
+  async function fetchResponse(path: string, range?: ByteRange): Promise<Response | "missing" | "empty"> {
     const headers = authorization(options.token);
     if (range) headers.Range = `bytes=${range.offset}-${range.length === undefined ? "" : range.offset + range.length - 1}`;
     let response: Response;
@@ -149,12 +127,19 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
     } catch (error) {
       throw new StorageError("io", `GET ${path}: ${String(error)}`, { path, cause: error });
     }
-    if (response.status === 404) return null;
-    if (response.status === 416) return new Uint8Array(0); // a range past the end: clamped to nothing
+    if (response.status === 404) return "missing";
+    if (response.status === 416) return "empty"; // a range past the end: clamped to nothing
     if (!response.ok) {
       const detail = await response.json().then((body: { error?: string }) => body.error, () => response.statusText);
       throw new StorageError(CODE_OF_STATUS[response.status] ?? "io", `GET ${path}: ${response.status} ${detail}`, { path });
     }
+    return response;
+  }
+
+  async function fetchRange(path: string, range?: ByteRange): Promise<Uint8Array | null> {
+    const response = await fetchResponse(path, range);
+    if (response === "missing") return null;
+    if (response === "empty") return new Uint8Array(0);
     return new Uint8Array(await response.arrayBuffer());
   }
 }

@@ -2,8 +2,8 @@
  * The storage rpc protocol: the messages between `rpcClientStorage` and `serveStorage` /
  * `handleStorageRequest`, as zod schemas that both ends validate.
  *
- * Bytes travel as structured-clone copies (no transfer lists: Electron's MessagePortMain drops
- * messages whose transfer list holds a buffer), at most `maxBytes` / the client's chunk size per
+ * Bytes travel as structured-clone copies (moved by a transfer list only where the client is told
+ * to: Electron's MessagePortMain drops messages whose transfer list holds a buffer), at most `maxBytes` / the client's chunk size per
  * message. Larger payloads are staged: a big read is snapshotted on the server and fetched in
  * pieces (`readMore`); a big append or write is uploaded in pieces (`stage`) and then committed in
  * one port call, so it stays atomic.

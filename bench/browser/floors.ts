@@ -40,27 +40,26 @@ function done(tx: IDBTransaction): Promise<void> {
 }
 
 /**
- * The appends' IndexedDB floor: `flushes` strict readwrite transactions, one after the other, each
- * adding a `bytes` chunk record of session text (floorPieces) and putting a metadata record (raw
- * IndexedDB, committed at once): one strict transaction per flush, what a durable flush cannot do
- * with less. Total ms.
+ * The appends' IndexedDB floor, one flush at a time (for a paired run, workload.ts
+ * timePairedAppends): `step(n)` commits one strict readwrite transaction adding flush n's bytes as
+ * a chunk record and putting a metadata record (raw IndexedDB, committed at once), what a durable
+ * flush cannot do with less.
  */
-export async function idbFlushFloor(dbName: string, flushes: number, bytes: number): Promise<number> {
+export async function idbFloorSteps(dbName: string, pieces: readonly Uint8Array[]): Promise<{ step(flush: number): Promise<void>; close(): void }> {
   const db = await openFloorDatabase(dbName);
-  const pieces = floorPieces(flushes, bytes);
-  try {
-    const start = performance.now();
-    for (let i = 0, offset = 0; i < flushes; i++, offset += bytes) {
+  let offset = 0;
+  return {
+    step(flush) {
+      const piece = pieces[flush]!;
       const tx = db.transaction(["files", "chunks"], "readwrite", { durability: "strict" });
-      tx.objectStore("chunks").add(pieces[i]!, ["floor", offset]);
-      tx.objectStore("files").put({ path: "floor", size: offset + bytes });
+      tx.objectStore("chunks").add(piece, ["floor", offset]);
+      offset += piece.length;
+      tx.objectStore("files").put({ path: "floor", size: offset });
       tx.commit();
-      await done(tx);
-    }
-    return performance.now() - start;
-  } finally {
-    db.close();
-  }
+      return done(tx);
+    },
+    close: () => db.close(),
+  };
 }
 
 function openFloorDatabase(dbName: string): Promise<IDBDatabase> {

@@ -2,6 +2,7 @@
  * The browser bench's workloads, run unchanged in the page (IndexedDB, OPFS, the naive peer) and
  * in Node (node-fs): only core modules and universal web APIs here.
  */
+import { createEntryId } from "../../src/format/ids.js";
 import type { AgentMessage } from "../../src/format/types.js";
 import type { StoragePort } from "../../src/port.js";
 import { SessionManager } from "../../src/session/session-manager.js";
@@ -129,8 +130,39 @@ export function floorPieces(flushes: number, bytes: number): Uint8Array[] {
 }
 
 /** The messages the append workload appends, in order: the same in every run and on every platform. */
-export function appendMessages(count: number): AgentMessage[] {
+function appendMessages(count: number): AgentMessage[] {
   return conversation(7, count, APPEND_SIZES);
+}
+
+/**
+ * What any JSONL writer of the append workload must do per flush, and nothing more: its entries
+ * made (id, parent, time) and serialized as lines. The messages are made at once; the lines of
+ * each flush as it is taken. The floors encode and write them (no SessionManager, no port).
+ */
+export function serializedFlushes(count: number, flushEvery: number): Iterable<string> {
+  const messages = appendMessages(count);
+  // The time formatted once per millisecond, as SessionManager does (nowIso): the least work.
+  let isoMs = Number.NaN;
+  let iso = "";
+  const now = () => {
+    const ms = Date.now();
+    if (ms !== isoMs) [isoMs, iso] = [ms, new Date(ms).toISOString()];
+    return iso;
+  };
+  return (function* () {
+    const ids = new Set<string>();
+    let parentId: string | null = null;
+    for (let first = 0; first < count; first += flushEvery) {
+      let lines = "";
+      for (let i = first; i < Math.min(count, first + flushEvery); i++) {
+        const id = createEntryId(ids);
+        ids.add(id);
+        lines += `${JSON.stringify({ type: "message", id, parentId, timestamp: now(), message: messages[i] })}\n`;
+        parentId = id;
+      }
+      yield lines;
+    }
+  })();
 }
 
 /** Called when a workload's timed window opens and closes (to instrument exactly that window). */
@@ -166,6 +198,47 @@ export async function timeAppends(storage: StoragePort, count: number, flushEver
   await sm.close();
   const bytes = (await storage.read(path)) ?? new Uint8Array();
   return { ms, lines: bytes.reduce((n, byte) => (byte === 0x0a ? n + 1 : n), 0), bytes: bytes.length };
+}
+
+export interface PairedRun extends AppendRun {
+  /** The floor's steps, summed. */
+  floorMs: number;
+}
+
+/**
+ * The append workload with its floor taken flush by flush in the same run: after each of ours
+ * resolves, `floorStep(n)` does the floor's work for flush n. Each side's time is the sum of its
+ * own steps, so both meet the same moments of a machine whose other jobs come and go (a floor
+ * measured in a run of its own, seconds apart, met other ones). Ours is timed from its first
+ * append, as in timeAppends.
+ */
+export async function timePairedAppends(storage: StoragePort, count: number, flushEvery: number, floorStep: (flush: number) => Promise<void>): Promise<PairedRun> {
+  const messages = appendMessages(count);
+  const sm = await SessionManager.create(storage, APPEND_CWD);
+  let ms = 0;
+  let floorMs = 0;
+  let flush = 0;
+  let start = performance.now();
+  for (let i = 0; i < count; i++) {
+    sm.appendMessage(messages[i]!);
+    if ((i + 1) % flushEvery !== 0 && i !== count - 1) continue;
+    await sm.flush();
+    const oursDone = performance.now();
+    ms += oursDone - start;
+    await floorStep(flush++);
+    start = performance.now();
+    floorMs += start - oursDone;
+  }
+  const path = sm.getSessionFile()!;
+  await sm.close();
+  const bytes = (await storage.read(path)) ?? new Uint8Array();
+  return { ms, floorMs, lines: bytes.reduce((n, byte) => (byte === 0x0a ? n + 1 : n), 0), bytes: bytes.length };
+}
+
+/** The append workload's flushes as the floors write them: each flush's lines (serializedFlushes) encoded, each on a buffer of its own. */
+export function encodedFlushes(count: number, flushEvery: number): Uint8Array[] {
+  const encoder = new TextEncoder();
+  return Array.from(serializedFlushes(count, flushEvery), (lines) => encoder.encode(lines));
 }
 
 /**

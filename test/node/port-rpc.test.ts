@@ -81,7 +81,7 @@ function recordPosts(end: MessagePort): unknown[][] {
   const post = end.postMessage.bind(end);
   vi.spyOn(end, "postMessage").mockImplementation((...args: unknown[]) => {
     posts.push(args);
-    post(args[0]);
+    post(args[0], args[1] as Parameters<typeof post>[1]);
   });
   return posts;
 }
@@ -127,6 +127,34 @@ describe("rpc adapter", () => {
       const result = (message as { result?: { data?: Uint8Array } }).result;
       for (const data of [call?.data, result?.data]) if (data) expect(data.buffer.byteLength).toBe(data.byteLength);
     }
+  });
+
+  it("with `transfer`, the bytes of appends, writes and staged pieces move to the peer (the client's own copy), the caller's buffer stays as it was", async () => {
+    const server = memoryStorage();
+    const { client, clientEnd } = overMessageChannel(server, { chunkBytes: 64 * KiB, transfer: true });
+    const requests = recordPosts(clientEnd);
+    const small = text("one line\n");
+    const big = pseudoRandomBytes(150 * KiB, 11); // staged in three pieces
+
+    await Promise.all([client.append("a", small), client.sync("a")]);
+    await client.write("b", big);
+
+    expect([small.byteLength, big.byteLength]).toEqual([9, 150 * KiB]); // not detached: the caller's
+    expect(new TextDecoder().decode((await client.read("a"))!)).toBe("one line\n");
+    expect(checksum((await client.read("b"))!)).toBe(checksum(big));
+    // Each message moves exactly the buffers of the bytes it carries, each an exact-size copy.
+    const moved = requests.map(([message, transfer]) => [opsOf([[message]])[0], (transfer as ArrayBuffer[] | undefined)?.length ?? 0]);
+    expect(moved).toEqual([
+      [["append", "sync"], 1],
+      [["stage"], 1],
+      [["stage"], 1],
+      [["stage"], 1],
+      [["write"], 0],
+      [["read"], 0],
+      [["read"], 0],
+      [["readMore"], 0],
+      [["readMore"], 0],
+    ]);
   });
 
   it("calls issued together reach the served port in call order, a staged append's included", async () => {

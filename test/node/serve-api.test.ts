@@ -37,11 +37,8 @@ describe("sessionkit serve's HTTP API", () => {
     expect((await fetch(url("/files/sessions/--p--/missing.jsonl"))).status).toBe(404);
   });
 
-  it("a range being fetched already (read ahead) is not fetched again by a read asking for it; each reader gets its own bytes", async () => {
-    const piece = 300 << 10; // above the size httpStorage reads over the rpc instead of fetching
-    const bytes = new Uint8Array(3 * piece).map((_, i) => (i * 7 + 3) & 0xff);
-    await writeFile(join(served.root, "sessions", "--p--", "big.jsonl"), bytes);
-    const client = served.client();
+  /** Runs `body` with fetch wrapped so that the Range of each GET of a file is recorded ("whole" for none). */
+  async function withRangesRecorded(body: (ranges: string[]) => Promise<void>): Promise<void> {
     const ranges: string[] = [];
     const realFetch = globalThis.fetch;
     globalThis.fetch = ((input: string | URL | Request, init?: RequestInit) => {
@@ -49,19 +46,85 @@ describe("sessionkit serve's HTTP API", () => {
       return realFetch(input, init);
     }) as typeof fetch;
     try {
-      const path = "sessions/--p--/big.jsonl";
-      expect(await client.read(path, { offset: 0, length: piece })).toEqual(bytes.subarray(0, piece));
-      // The read of the first range fetched the second ahead; two readers ask for it at once (as
-      // the lazy open reads several ranges ahead).
-      const [first, second] = await Promise.all([client.read(path, { offset: piece, length: piece }), client.read(path, { offset: piece, length: piece })]);
-      expect(first).toEqual(bytes.subarray(piece, 2 * piece));
-      expect(second).toEqual(first);
-      expect(second).not.toBe(first);
-      const secondRange = `bytes=${piece}-${2 * piece - 1}`;
-      expect(ranges.filter((range) => range === secondRange)).toHaveLength(1);
+      await body(ranges);
     } finally {
       globalThis.fetch = realFetch;
+    }
+  }
+
+  const block = 16 << 20; // BLOCK_BYTES (adapters/rpc/fetch-blocks.ts)
+  /** Byte for byte (toEqual compares megabytes element by element, for seconds). */
+  const same = (actual: Uint8Array | null, expected: Uint8Array) => actual !== null && Buffer.from(actual.buffer, actual.byteOffset, actual.length).equals(expected);
+  const blockRange = (offset: number) => `bytes=${offset}-${offset + block - 1}`;
+
+  it("ranges read one after another come from one GET of a 16 MiB block; two readers of one range each get their own bytes", async () => {
+    const piece = 300 << 10; // above the size httpStorage reads over the rpc instead of fetching
+    const bytes = new Uint8Array(3 * piece);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + 3) & 0xff;
+    await writeFile(join(served.root, "sessions", "--p--", "big.jsonl"), bytes);
+    const client = served.client();
+    const path = "sessions/--p--/big.jsonl";
+    try {
+      await withRangesRecorded(async (ranges) => {
+        // As the lazy open reads: several ranges asked for at once, then the next.
+        const [first, second] = await Promise.all([client.read(path, { offset: 0, length: piece }), client.read(path, { offset: piece, length: piece })]);
+        const third = await client.read(path, { offset: 2 * piece, length: piece });
+        expect([same(first, bytes.subarray(0, piece)), same(second, bytes.subarray(piece, 2 * piece)), same(third, bytes.subarray(2 * piece))]).toEqual([true, true, true]);
+        expect(ranges).toEqual([blockRange(0)]);
+        // Past the end the block saw: one byte there is asked for, to learn that the file has not grown.
+        expect(await client.read(path, { offset: 3 * piece, length: piece })).toEqual(new Uint8Array(0));
+        expect(ranges.slice(1)).toEqual([`bytes=${3 * piece}-${3 * piece}`]);
+        // Two readers of one range at once: the same bytes, each a copy of its own.
+        const [a, b] = await Promise.all([client.read(path, { offset: piece, length: piece }), client.read(path, { offset: piece, length: piece })]);
+        expect([same(a, bytes.subarray(piece, 2 * piece)), same(b, bytes.subarray(piece, 2 * piece))]).toEqual([true, true]);
+        expect(b === a).toBe(false); // (not.toBe would compare the arrays' elements for its message)
+      });
+    } finally {
       await client.close();
+    }
+  });
+
+  it("a file that fills a block has the next one asked for ahead; a read that a block holds only part of sees the file grown since", async () => {
+    const range = 4 << 20; // the session reader's
+    const half = range / 2;
+    const bytes = new Uint8Array(block + range + half);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 13 + 5) & 0xff;
+    const file = join(served.root, "sessions", "--p--", "two-blocks.jsonl");
+    await writeFile(file, bytes);
+    const client = served.client();
+    const path = "sessions/--p--/two-blocks.jsonl";
+    try {
+      await withRangesRecorded(async (ranges) => {
+        for (let offset = 0; offset < block + range; offset += range) {
+          expect(same(await client.read(path, { offset, length: range }), bytes.subarray(offset, offset + range))).toBe(true);
+        }
+        expect(ranges).toEqual([blockRange(0), blockRange(block)]);
+        // Another writer appends: the second block holds only the first half of the next range;
+        // one byte past it shows that the file grew, so the range is fetched anew.
+        const more = new Uint8Array(range).fill(0x61);
+        await appendFile(file, more);
+        const grown = new Uint8Array([...bytes.subarray(block + range), ...more.subarray(0, half)]);
+        expect(same(await client.read(path, { offset: block + range, length: range }), grown)).toBe(true);
+        expect(ranges.slice(2)).toEqual([`bytes=${bytes.length}-${bytes.length}`, `bytes=${block + range}-${block + 2 * range - 1}`]);
+      });
+    } finally {
+      await client.close();
+      await rm(file);
+    }
+  });
+
+  it("a change through the port is seen by the reads after it: the blocks asked for before it are not read from", async () => {
+    const piece = 300 << 10;
+    const path = "sessions/--p--/changing.jsonl";
+    const writable = await serveTempStore({ write: true });
+    const client = writable.client();
+    try {
+      await client.write(path, new Uint8Array(2 * piece).fill(0x62));
+      expect(same(await client.read(path, { offset: 0, length: piece }), new Uint8Array(piece).fill(0x62))).toBe(true);
+      await client.write(path, new Uint8Array(2 * piece).fill(0x63));
+      expect(same(await client.read(path, { offset: piece, length: piece }), new Uint8Array(piece).fill(0x63))).toBe(true);
+    } finally {
+      await writable.cleanup();
     }
   });
 

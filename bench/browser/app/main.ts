@@ -7,10 +7,23 @@ import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsStorage } from "../../../adapters/opfs/index.js";
 import { httpStorage } from "../../../adapters/rpc/http.js";
 import type { StoragePort } from "../../../src/port.js";
-import { idbFloor, idbFlushFloor, type IdbFloor } from "../floors.js";
+import { idbFloor, idbFloorSteps, type IdbFloor } from "../floors.js";
 import { wholeFileRewriteStorage } from "../naive-port.js";
 import type { Breakdown } from "../timed-port.js";
-import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "../workload.js";
+import {
+  OPEN_SESSION_PATH,
+  encodedFlushes,
+  instrumented,
+  largeSessionBytes,
+  serializedFlushes,
+  sha256,
+  timeAppends,
+  timeOpen,
+  timePairedAppends,
+  type AppendRun,
+  type OpenRun,
+  type PairedRun,
+} from "../workload.js";
 import type { WorkerTask } from "./worker.js";
 
 export type Backend = "indexeddb" | "opfs" | "naive";
@@ -47,12 +60,13 @@ async function removeData(backend: Backend, name: string): Promise<void> {
 function benchWorker() {
   const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
   return {
-    run<R>(task: WorkerTask): Promise<R> {
+    /** Runs `task` in the worker; `transfer` moves those buffers instead of copying them. */
+    run<R>(task: WorkerTask, transfer: Transferable[] = []): Promise<R> {
       return new Promise<R>((resolve, reject) => {
         worker.onmessage = (event: MessageEvent<{ result?: R; error?: string }>) =>
           event.data.error === undefined ? resolve(event.data.result as R) : reject(new Error(event.data.error));
         worker.onerror = (event) => reject(new Error(event.message));
-        worker.postMessage(task);
+        worker.postMessage(task, transfer);
       });
     },
     end: () => worker.terminate(),
@@ -164,12 +178,56 @@ const bench = {
     return timeAppends(memoryStorage(), count, flushEvery);
   },
 
-  /** Total ms of `flushes` strict IndexedDB transactions of `bytes` each (raw IndexedDB): the appends' floor. */
-  async idbFlushFloor(name: string, flushes: number, bytes: number): Promise<number> {
+  /**
+   * The appends on IndexedDB paired flush by flush with their floor (timePairedAppends): after
+   * each of ours, one strict transaction of raw IndexedDB adds the same flush's bytes (encoded
+   * beforehand: the floor is the platform's work alone) to a database of its own.
+   */
+  async idbPairedAppends(name: string, count: number, flushEvery: number): Promise<PairedRun> {
+    const port = await warmedPort("indexeddb", name);
+    const floor = await idbFloorSteps(`${name}-floor`, encodedFlushes(count, flushEvery));
     try {
-      return await idbFlushFloor(name, flushes, bytes);
+      return await timePairedAppends(port, count, flushEvery, floor.step);
     } finally {
+      floor.close();
+      await port.close();
       await removeData("indexeddb", name);
+      await removeData("indexeddb", `${name}-floor`);
+    }
+  },
+
+  /**
+   * The appends from the page through the rpc to the OPFS worker, paired flush by flush with their
+   * floor: after each of ours, the page serializes the same flush's entries, encodes them and
+   * moves the buffer to a worker of its own, which writes it through a sync handle, flush()es and
+   * replies (pageToWorkerFlushFloor's steps).
+   */
+  async rpcPairedAppends(name: string, count: number, flushEvery: number): Promise<PairedRun> {
+    const port = await warmedPort("opfs", name);
+    const worker = benchWorker();
+    const flushes = serializedFlushes(count, flushEvery)[Symbol.iterator]();
+    const encoder = new TextEncoder();
+    try {
+      await worker.run({ task: "floorOpen", name: `${name}-floor` });
+      return await timePairedAppends(port, count, flushEvery, async () => {
+        const data = encoder.encode(flushes.next().value as string);
+        await worker.run({ task: "floorWriteFlush", data }, [data.buffer]);
+      });
+    } finally {
+      await worker.run({ task: "floorClose" }).catch(() => {});
+      worker.end();
+      await port.close();
+      await removeData("opfs", name);
+      await removeData("opfs", `${name}-floor`);
+    }
+  },
+
+  /** The appends with the SessionManager in a worker on the OPFS port, paired flush by flush with the floor plus serialization on a file of its own in the same worker. */
+  async workerPairedAppends(name: string, count: number, flushEvery: number): Promise<PairedRun> {
+    try {
+      return await inWorker({ task: "pairedAppends", name, count, flushEvery });
+    } finally {
+      await removeData("opfs", name);
     }
   },
 
@@ -208,7 +266,7 @@ const bench = {
     }
   },
 
-  /** Per-iteration ms of a page → worker → page message round trip carrying `bytes` (no validation, no storage). */
+  /** Per-iteration ms of a page → worker → page message round trip carrying `bytes` to the worker and a number back (no validation, no storage). */
   async messageFloor(iterations: number, bytes: number): Promise<number> {
     const worker = benchWorker();
     try {

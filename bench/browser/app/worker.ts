@@ -9,17 +9,20 @@ import { memoryStorage } from "../../../adapters/memory/index.js";
 import { opfsWorkerStorage } from "../../../adapters/opfs/index.js";
 import type { SyncAccessHandle } from "../../../adapters/opfs/directories.js";
 import { bareSyncHandlePort } from "../bare-sync-port.js";
-import { createEntryId } from "../../../src/format/ids.js";
-import { appendMessages, floorPieces, instrumented, timeAppends } from "../workload.js";
+import { floorPieces, instrumented, serializedFlushes, timeAppends, timePairedAppends } from "../workload.js";
 
 export type WorkerTask =
   | { task: "appends"; name: string; count: number; flushEvery: number; breakdown: boolean }
   | { task: "appendsInMemory"; count: number; flushEvery: number }
   | { task: "appendsOnBarePort"; name: string; count: number; flushEvery: number }
+  | { task: "pairedAppends"; name: string; count: number; flushEvery: number }
   | { task: "syncHandleFloor"; name: string; iterations: number; bytes: number }
   | { task: "syncHandleFlushFloor"; name: string; flushes: number; bytes: number }
   | { task: "serializedFlushFloor"; name: string; count: number; flushEvery: number }
   | { task: "echo"; data: Uint8Array }
+  | { task: "floorOpen"; name: string }
+  | { task: "floorWriteFlush"; data: Uint8Array }
+  | { task: "floorClose" }
   | { task: "fileSize"; root: string; path: string }
   | { task: "readAll"; root: string; path: string; rangeBytes: number }
   | { task: "readRange"; root: string; path: string; offset: number; length: number };
@@ -40,10 +43,14 @@ async function floorHandle(name: string): Promise<SyncAccessHandle> {
   return file.createSyncAccessHandle();
 }
 
+/** The rpc floor's open file, between its messages. */
+let pageFloor: { access: SyncAccessHandle; at: number } | undefined;
+
 async function run(task: WorkerTask): Promise<unknown> {
   switch (task.task) {
     case "echo":
-      return task.data;
+      // The bytes go one way, as an append's do; the reply is small, as the rpc's is.
+      return task.data.length;
     case "fileSize":
       return (await fileAt(task.root, task.path)).size;
     case "readAll": {
@@ -66,6 +73,29 @@ async function run(task: WorkerTask): Promise<unknown> {
         return await instrumented(port, (timed, hooks) => timeAppends(timed, task.count, task.flushEvery, hooks));
       } finally {
         await port.close();
+      }
+    }
+    case "pairedAppends": {
+      // Ours on the OPFS port and, after each of our flushes, the floor plus serialization for the
+      // same flush on a file of its own (as serializedFlushFloor does, step by step).
+      const port = opfsWorkerStorage({ root: task.name });
+      const access = await floorHandle(`${task.name}-floor`);
+      const flushes = serializedFlushes(task.count, task.flushEvery)[Symbol.iterator]();
+      const encoder = new TextEncoder();
+      const buffer = new Uint8Array(1 << 20);
+      let at = 0;
+      try {
+        await port.stat("warm-up");
+        return await timePairedAppends(port, task.count, task.flushEvery, async () => {
+          const bytes = buffer.subarray(0, encoder.encodeInto(flushes.next().value as string, buffer).written);
+          access.write(bytes, { at });
+          access.flush();
+          at += bytes.length;
+        });
+      } finally {
+        access.close();
+        await port.close();
+        await (await navigator.storage.getDirectory()).removeEntry(`${task.name}-floor`, { recursive: true }).catch(() => {});
       }
     }
     case "appendsOnBarePort": {
@@ -97,21 +127,13 @@ async function run(task: WorkerTask): Promise<unknown> {
       // The floor plus what any JSONL writer of these entries must do: per flush, its entries made
       // (id, parent, time) and serialized as lines, encoded, written at the end and flush()ed.
       const access = await floorHandle(task.name);
-      const messages = appendMessages(task.count);
+      const flushes = serializedFlushes(task.count, task.flushEvery);
       const encoder = new TextEncoder();
       const buffer = new Uint8Array(1 << 20); // encodeInto, the cheaper way (SessionManager's too)
-      const ids = new Set<string>();
-      let parentId: string | null = null;
       try {
         const start = performance.now();
-        for (let first = 0, at = 0; first < task.count; first += task.flushEvery) {
-          let lines = "";
-          for (const message of messages.slice(first, first + task.flushEvery)) {
-            const id = createEntryId(ids);
-            ids.add(id);
-            lines += `${JSON.stringify({ type: "message", id, parentId, timestamp: new Date().toISOString(), message })}\n`;
-            parentId = id;
-          }
+        let at = 0;
+        for (const lines of flushes) {
           const bytes = buffer.subarray(0, encoder.encodeInto(lines, buffer).written);
           access.write(bytes, { at });
           access.flush();
@@ -122,6 +144,22 @@ async function run(task: WorkerTask): Promise<unknown> {
         access.close();
       }
     }
+    // The rpc floor's worker side (the page serializes and sends each flush): a sync handle kept
+    // open between messages, each message's bytes written at the end and flush()ed.
+    case "floorOpen":
+      pageFloor = { access: await floorHandle(task.name), at: 0 };
+      return null;
+    case "floorWriteFlush": {
+      const floor = pageFloor!;
+      floor.access.write(task.data, { at: floor.at });
+      floor.access.flush();
+      floor.at += task.data.length;
+      return task.data.length;
+    }
+    case "floorClose":
+      pageFloor?.access.close();
+      pageFloor = undefined;
+      return null;
     case "syncHandleFloor": {
       const access = await floorHandle(task.name);
       const data = new Uint8Array(task.bytes).fill(0x61);
