@@ -3,9 +3,11 @@
  * (pid, host; on Linux the process's start time and boot id), so a dead owner's lock is taken
  * over. How an owner is judged dead: docs/DESIGN.md, "node-fs".
  */
+import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { lstat, open, readFile } from "node:fs/promises";
+import { link, lstat, open, readFile } from "node:fs/promises";
 import os from "node:os";
+import nodePath from "node:path";
 import { checkStoragePath, StorageError, type StorageLock } from "../../src/port.js";
 import { errorCode, toStorageError, unlinkIfPresent } from "./errors.js";
 import { linkRefused, openNoFollow, type StorageRoot } from "./paths.js";
@@ -95,7 +97,29 @@ async function lockOwner(key: string, lockFile: string): Promise<{ owner: LockOw
   return { owner: parseLockOwner(text), mtimeMs };
 }
 
+/**
+ * Creates `file` holding `text`, failing with EEXIST when it exists. The text is written to a temp
+ * file first and hard-linked into place, so a process killed mid-way never leaves an empty lock
+ * file, which others would have to wait out as unreadable. Where hard links are not supported, the
+ * file is created with O_EXCL and then written.
+ */
 async function createExclusive(file: string, text: string): Promise<void> {
+  const temp = nodePath.join(nodePath.dirname(file), `.${nodePath.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  await writeNew(temp, text);
+  try {
+    await link(temp, file);
+  } catch (error) {
+    if (!LINKS_UNSUPPORTED.has(errorCode(error) ?? "")) throw error;
+    await writeNew(file, text);
+  } finally {
+    await unlinkIfPresent(temp);
+  }
+}
+
+/** What link() fails with on a file system without hard links. */
+const LINKS_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
+
+async function writeNew(file: string, text: string): Promise<void> {
   const handle = await open(file, "wx");
   try {
     await handle.writeFile(text);
