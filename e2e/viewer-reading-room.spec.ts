@@ -196,6 +196,8 @@ test("images inline at their natural size; the zoom scales small ones up over a 
   await image.click();
   const zoomed = page.locator("#image-modal img");
   await expect(zoomed).toBeVisible();
+  // The zoomed image is laid out at its natural size until it has loaded, then scaled.
+  await expect.poll(() => zoomed.evaluate((img: HTMLImageElement) => img.complete && Math.round(img.getBoundingClientRect().height))).toBe(Math.round(900 * 0.88));
   const modal = await page.locator("#image-modal").evaluate((m) => ({ backdrop: getComputedStyle(m).backgroundColor, width: m.querySelector("img")!.getBoundingClientRect().width, height: m.querySelector("img")!.getBoundingClientRect().height }));
   console.log(`image zoomed: ${Math.round(modal.width)}×${Math.round(modal.height)} px, backdrop ${modal.backdrop}`);
   expect(modal.backdrop).toBe("rgba(0, 0, 0, 0.92)");
