@@ -104,8 +104,9 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   let ahead: { path: string; offset: number; length: number; changes: number; at: number; bytes: Promise<Uint8Array | null> } | undefined;
   /** Range fetches under way, by change count, path and range: a read of a range already being fetched (ahead, or by a caller reading several ranges at once) waits for that fetch instead of fetching it again. */
   const fetching = new Map<string, Promise<Uint8Array | null>>();
+  const fetchKey = (path: string, range: { offset: number; length: number }) => `${changes}\n${range.offset}\n${range.length}\n${path}`;
   const sharedFetch = (path: string, range: { offset: number; length: number }): Promise<Uint8Array | null> => {
-    const key = `${changes}\n${range.offset}\n${range.length}\n${path}`;
+    const key = fetchKey(path, range);
     const pending = fetching.get(key);
     // A second reader of the same fetch gets its own copy: a read's bytes are the caller's.
     if (pending) return pending.then((bytes) => bytes && bytes.slice());
@@ -129,8 +130,9 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
       let bytes = early ? await early.bytes.catch(() => null) : null;
       // A read ahead that came back short was at the end of the file then; the file may have grown.
       if (bytes === null || bytes.length !== length) bytes = await sharedFetch(path, { offset, length });
-      if (bytes !== null && bytes.length === length) {
-        const next = { offset: offset + length, length };
+      const next = { offset: offset + length, length };
+      // A caller reading several ranges at once asked for the next one already: fetching it ahead too would only copy it.
+      if (bytes !== null && bytes.length === length && !fetching.has(fetchKey(path, next))) {
         const pending = sharedFetch(path, next);
         pending.catch(() => {}); // only used if asked for; a failure then is fetched again
         ahead = { path, ...next, changes, at: Date.now(), bytes: pending };
