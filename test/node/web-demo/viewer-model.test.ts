@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { readSessionFile } from "../../../src/format/session-file.js";
@@ -286,6 +287,46 @@ describe("tree layout", () => {
     expect(numbers(await searchEntries(model, "here question"))).toEqual(["q2"]);
     expect(numbers(await searchEntries(model, "model m"))).toEqual(["m1"]);
     expect(rows(model, { matches: await searchEntries(model, "newer") })).toEqual(["b4", "l1"]);
+  });
+
+  it("search finds in unparsed lines what it finds in parsed entries (escapes, two text blocks, labels, case)", async () => {
+    const t = "2026-02-01T12:00:00.000Z";
+    const texts = ['say "quoted" and back\\slash', "path/to/file.ts and a/b", "Crème brûlée ΟΔΟΣ 🎉 ok", "first half", "second half", "tab\there", "UPPER lower MiXeD"];
+    const message = (id: string, parentId: string | null, body: Record<string, unknown>) => JSON.stringify({ type: "message", id, parentId, timestamp: t, message: body });
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: "search", timestamp: t, cwd: "/w" }),
+      message("u1", null, { role: "user", content: texts[0] }),
+      message("a1", "u1", { role: "assistant", content: [{ type: "text", text: texts[1] }, { type: "toolCall", id: "c1", name: "bash", arguments: { command: "ls /tmp" } }], stopReason: "toolUse" }),
+      message("r1", "a1", { role: "toolResult", toolCallId: "c1", toolName: "bash", content: [{ type: "text", text: texts[2] }], isError: false }),
+      message("a2", "r1", { role: "assistant", content: [{ type: "text", text: texts[3] }, { type: "text", text: texts[4] }], stopReason: "stop" }),
+      // Written with escapes JSON.stringify does not use: \u and \/.
+      '{"type":"message","id":"u2","parentId":"a2","timestamp":"' + t + '","message":{"role":"user","content":"cr\\u00e8me br\\u00fbl\\u00e9e"}}',
+      '{"type":"message","id":"u4","parentId":"u2","timestamp":"' + t + '","message":{"role":"user","content":"at x\\/y"}}',
+      message("b1", "u4", { role: "bashExecution", command: "grep -rn needle .", output: "hay", exitCode: 0 }),
+      message("u3", "b1", { role: "user", content: [{ type: "text", text: texts[5] }, { type: "image", data: "AAAA", mimeType: "image/png" }] }),
+      message("a3", "u3", { role: "assistant", content: [{ type: "text", text: texts[6] }], stopReason: "stop" }),
+      JSON.stringify({ type: "label", id: "l1", parentId: "a3", timestamp: t, targetId: "u1", label: "Checkpoint Here" }),
+    ];
+    const { storage, path } = await storeText(lines.join("\n") + "\n");
+    const { model: lazy } = await loadSession(storage, path);
+    const core = await readSessionFile(storage, path);
+    if (core.kind !== "session") throw new Error("not read as a session");
+    const parsed = new SessionModel(core.header, core.entries);
+    const ids = async (model: SessionModel, query: string) => [...((await searchEntries(model, query)) ?? [])].map((i) => model.id(i));
+    const queries = ["quoted", '"quoted"', "back\\slash", "to/file", "a/b", "x/y", "crème", "brûlée", "ΟΔΟΣ", "οδος", "🎉", "halfsecond", "first second", "needle", "grep", "tab\there", "here", "upper mixed", "checkpoint", "checkpoint say", "bash", "assistant half", "user", "toolresult"];
+    for (const query of queries) expect(await ids(lazy, query), query).toEqual(await ids(parsed, query));
+    // Words cut from the texts, and across their edges.
+    const joined = texts.join(" ").toLowerCase();
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: joined.length - 1 }), fc.integer({ min: 1, max: 6 }), async (start, length) => {
+        const query = joined.slice(start, start + length);
+        expect(await ids(lazy, query)).toEqual(await ids(parsed, query));
+      }),
+      { numRuns: 300 },
+    );
+    expect(await ids(lazy, "halfsecond")).toEqual(["a2"]);
+    expect(await ids(lazy, "brûlée crème")).toEqual(["r1", "u2"]);
+    expect(await ids(lazy, "x/y")).toEqual(["u4"]);
   });
 
   it("draws at most 8 levels of connectors, naming the levels left out", () => {

@@ -334,6 +334,12 @@ export class SessionModel {
     return this.#kept.get(i) ?? this.#recent.get(i) ?? this.#older.get(i) ?? this.#parseLine(i);
   }
 
+  /** The line of an entry not parsed yet, as written (its JSON text); null for an entry kept parsed. */
+  lineText(i: number): string | null {
+    if (this.#kept.has(i) || this.#recent.has(i) || this.#older.has(i)) return null;
+    return lineDecoder.decode(this.#ranges[this.#range[i]!]!.subarray(this.#start[i], this.#end[i]));
+  }
+
   /** Every entry, parsed, in file order (not kept: for an export or a download). */
   allEntries(): SessionEntry[] {
     return Array.from({ length: this.size }, (_, i) => this.peek(i));
