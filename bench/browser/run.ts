@@ -34,6 +34,7 @@ import { markdownTable, resultsJson, verdict, type Figures, type Row } from "../
 import { selfTimes, type CpuProfile } from "./cpu-profile.js";
 import type { Breakdown } from "./timed-port.js";
 import { runViewerSection } from "./viewer.js";
+import { runViewerHugeSection } from "./viewer-huge.js";
 import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun } from "./workload.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -622,8 +623,14 @@ function kernel(): string {
 
 async function main(): Promise<void> {
   const { values: flags } = parseArgs({ options: { json: { type: "string" }, only: { type: "string" } } });
-  if (flags.only !== undefined && flags.only !== "appends" && flags.only !== "open") throw new Error(`--only: "appends" and "open" are the sections that run alone, not ${JSON.stringify(flags.only)}`);
-  if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only)");
+  if (flags.only !== undefined && !["appends", "open", "viewer-huge"].includes(flags.only)) throw new Error(`--only: "appends", "open" and "viewer-huge" are the sections that run alone, not ${JSON.stringify(flags.only)}`);
+  if (flags.only === "viewer-huge") {
+    // Its own pages and server (bench/browser/viewer-huge.ts); --json writes its figures alone.
+    const rows = await runViewerHugeSection();
+    if (flags.json) await writeFile(resolve(process.env.INIT_CWD ?? process.cwd(), flags.json), `${JSON.stringify(resultsJson(rows, { measuredAt: new Date().toISOString(), section: "viewer-huge", node: process.version }), null, 2)}\n`);
+    return;
+  }
+  if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only), or --only viewer-huge");
   const started = new Date();
   const bench = await startPage();
   const { page } = bench;
@@ -730,5 +737,8 @@ ${floorTable}
 }
 
 await main();
-// The viewer section runs with the whole bench, not with --only.
-if (!process.argv.includes("--only")) await runViewerSection();
+// The viewer sections run with the whole bench, not with --only.
+if (!process.argv.includes("--only")) {
+  await runViewerSection();
+  await runViewerHugeSection();
+}
