@@ -43,14 +43,6 @@ export interface VirtualListOptions {
   onScroll?: () => void;
 }
 
-/** An item of the list and its place, in the list's own coordinates (0 at its first item's top). */
-export interface ListItem {
-  index: number;
-  start: number;
-  size: number;
-  end: number;
-}
-
 /** Item heights and their prefix sums, in a Fenwick tree. */
 class Heights {
   readonly count: number;
@@ -128,7 +120,6 @@ export class VirtualList {
   #stuck = 0;
   #spacerHeight = -1;
   #rendered = new Map<string, HTMLElement>();
-  #range: { first: number; last: number } | null = null;
   #scheduled = false;
   /** Placeholders standing for items not built yet (by key). */
   #placeholders = new Set<string>();
@@ -262,20 +253,6 @@ export class VirtualList {
 
   renderedElement(key: string): HTMLElement | undefined {
     return this.#placeholders.has(key) ? undefined : this.#rendered.get(key);
-  }
-
-  /** The items drawn (those in view and the overscan), in order. */
-  items(): ListItem[] {
-    const range = this.#range;
-    if (!range) return [];
-    const out: ListItem[] = [];
-    let start = this.#heights.start(range.first);
-    for (let index = range.first; index <= range.last; index++) {
-      const size = this.#heights.size(index);
-      out.push({ index, start, size, end: start + size });
-      start += size;
-    }
-    return out;
   }
 
   /** The item at `y` pixels below the view's top, or -1 when that is above the list or the list is empty. */
@@ -418,14 +395,12 @@ export class VirtualList {
       for (const element of this.#rendered.values()) element.remove();
       this.#rendered.clear();
       this.#placeholders.clear();
-      this.#range = null;
       return;
     }
     const overscan = this.#options.overscan ?? 4;
     const top = Math.max(0, this.#offset);
     const inView = { first: heights.indexAt(top), last: heights.indexAt(Math.max(top, this.#offset + this.#viewport - 1)) };
     const range = { first: Math.max(0, inView.first - overscan), last: Math.min(heights.count - 1, inView.last + overscan) };
-    this.#range = range;
     const keys: string[] = [];
     for (let index = range.first; index <= range.last; index++) keys.push(this.#options.key(index));
     const keep = new Set(keys);

@@ -123,7 +123,6 @@ export class SessionModel {
   #start = new Int32Array(1024);
   #end = new Int32Array(1024);
   readonly #ranges: Uint8Array[] = [];
-  #rangeBytes = 0;
   /** Entries given parsed (lines the core could not prove, followed entries), by number. */
   readonly #kept = new Map<number, SessionEntry>();
   /** Entries parsed on demand: asked for lately, and before that. */
@@ -163,15 +162,9 @@ export class SessionModel {
     return this.#leafId;
   }
 
-  /** Bytes of the file the model holds for its unparsed entries. */
-  get heldBytes(): number {
-    return this.#rangeBytes;
-  }
-
   /** Keeps a range of the file read by the loader: LineEntry.bytes names it by the number returned. */
   addBytes(bytes: Uint8Array): number {
     this.#ranges.push(bytes);
-    this.#rangeBytes += bytes.length;
     return this.#ranges.length - 1;
   }
 
