@@ -35,6 +35,7 @@ import { markdownTable, resultsJson, verdict, type Figures, type Row } from "../
 import { selfTimes, type CpuProfile } from "./cpu-profile.js";
 import type { Breakdown } from "./timed-port.js";
 import { runViewerSection } from "./viewer.js";
+import { runViewerHugeSection } from "./viewer-huge.js";
 import { OPEN_SESSION_PATH, instrumented, largeSessionBytes, sha256, timeAppends, timeOpen, type AppendRun, type OpenRun, type PairedRun } from "./workload.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -718,12 +719,19 @@ async function main(): Promise<void> {
     ROUNDS = Number(flags.rounds);
     if (!Number.isSafeInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds: a whole number of rounds, at least 1, not ${JSON.stringify(flags.rounds)}`);
   }
-  if (flags.only !== undefined && !["appends", "open", "viewer"].includes(flags.only)) throw new Error(`--only: "appends", "open" and "viewer" are the sections that run alone, not ${JSON.stringify(flags.only)}`);
-  if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only)");
+  const alone = ["appends", "open", "viewer", "viewer-huge"];
+  if (flags.only !== undefined && !alone.includes(flags.only)) throw new Error(`--only: ${alone.map((s) => JSON.stringify(s)).join(", ")} are the sections that run alone, not ${JSON.stringify(flags.only)}`);
   if (flags.only === "viewer") {
     await runViewerSection();
     return;
   }
+  if (flags.only === "viewer-huge") {
+    // Its own pages and server (bench/browser/viewer-huge.ts); --json writes its figures alone.
+    const rows = await runViewerHugeSection();
+    if (flags.json) await writeFile(resolve(process.env.INIT_CWD ?? process.cwd(), flags.json), `${JSON.stringify(resultsJson(rows, { measuredAt: new Date().toISOString(), section: "viewer-huge", node: process.version }), null, 2)}\n`);
+    return;
+  }
+  if (flags.only !== undefined && flags.json !== undefined) throw new Error("--json needs the whole run (without --only), or --only viewer-huge");
   const started = new Date();
   const bench = await startPage();
   const { page } = bench;
@@ -833,5 +841,8 @@ ${floorTable}
 }
 
 await main();
-// The viewer section runs with the whole bench, or alone (--only viewer).
-if (!process.argv.includes("--only")) await runViewerSection();
+// The viewer sections run with the whole bench, or alone (--only viewer, --only viewer-huge).
+if (!process.argv.includes("--only")) {
+  await runViewerSection();
+  await runViewerHugeSection();
+}

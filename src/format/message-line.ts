@@ -17,6 +17,13 @@ export interface MessageLineHead {
   role: string;
   /** Some string value may be a blob ref (decoded, it starts with "blob:sha256:"). */
   blobRef: boolean;
+  /**
+   * Where the message's `toolCallId` string is (its characters, escapes as written; the last one,
+   * as JSON.parse keeps it), or -1 when the message has none or it is not a string: a tool
+   * result's call, read without parsing the line.
+   */
+  toolCallIdStart: number;
+  toolCallIdEnd: number;
   /** The index of the line's "\n". */
   end: number;
 }
@@ -73,6 +80,7 @@ const TRUE = encoder.encode("true");
 const FALSE = encoder.encode("false");
 const ROLE = encoder.encode("role");
 const TIMESTAMP = encoder.encode("timestamp");
+const TOOL_CALL_ID = encoder.encode("toolCallId");
 
 /** Strings read into the head are short; a longer one is left to the full parse. */
 const MAX_PLAIN = 1024;
@@ -126,6 +134,8 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
   // The head's strings count as much as the rest's: the full reader looks at every string value.
   sawBlobRef =
     mayBeBlobRef(bytes, idStart) || (parentStart >= 0 && mayBeBlobRef(bytes, parentStart)) || mayBeBlobRef(bytes, timestampStart) || mayBeBlobRef(bytes, roleStart);
+  toolCallIdStart = -1;
+  toolCallIdEnd = -1;
   const end = checkRest(bytes, view, roleEnd + 1, limit, shape.refusedKeys);
   if (end < 0) return null;
   return {
@@ -135,6 +145,8 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
     timestampEnd,
     role: knownRole(bytes, roleStart, roleEnd) ?? ascii(bytes, roleStart, roleEnd),
     blobRef: sawBlobRef,
+    toolCallIdStart,
+    toolCallIdEnd,
     end,
   };
 }
@@ -149,6 +161,9 @@ function knownRole(b: Uint8Array, start: number, end: number): string | undefine
 
 /** Whether the line checked last has a string value that may be a blob ref. */
 let sawBlobRef = false;
+/** The message's last `toolCallId` in the line checked last (see MessageLineHead). */
+let toolCallIdStart = -1;
+let toolCallIdEnd = -1;
 
 /**
  * Checks the line from just after the message's role value (inside the message object, inside the
@@ -160,6 +175,8 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
   containers[1] = OBJECT;
   let inMessage = true;
   let state = State.AfterValue;
+  /** The value about to be read is the message's toolCallId. */
+  let toolCallId = false;
   for (;;) {
     let c = b[i];
     while (c === 0x20 || c === 0x09 || c === 0x0d) c = b[++i];
@@ -201,15 +218,22 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
           if (numberEnd < 0 || !Number.isFinite(Number(ascii(b, i, numberEnd)))) return -1;
           i = numberEnd;
           state = State.AfterValue;
-        }
+        } else if (equalBytes(b, keyStart, keyEnd, TOOL_CALL_ID)) toolCallId = true;
       }
     } else {
       // State.Value
+      if (toolCallId) {
+        // A later toolCallId replaces this one, as in JSON.parse; one that is no string is none.
+        toolCallIdStart = c === QUOTE ? i + 1 : -1;
+        toolCallIdEnd = -1;
+        toolCallId = false;
+      }
       if (c === QUOTE) {
         const next = b[i + 1];
         if ((next === 0x62 || next === BACKSLASH) && mayBeBlobRef(b, i + 1)) sawBlobRef = true;
         const closing = stringEnd(b, view, i + 1, end);
         if (closing < 0) return -1;
+        if (toolCallIdStart === i + 1) toolCallIdEnd = closing;
         i = closing + 1;
         state = State.AfterValue;
       } else if (c === LBRACE || c === LBRACKET) {

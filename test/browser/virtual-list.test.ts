@@ -2,7 +2,9 @@
  * The viewer's VirtualList in Chromium: work per task is bounded (items in view are built first,
  * the rest stand as placeholders until the next task) and items are measured by the browser's own
  * layout (a ResizeObserver), not by a forced layout after building them; a list made out of the
- * document builds nothing until it is in it, and `reset` builds the items where it starts first.
+ * document builds nothing until it is in it, and `reset` builds the items where it starts first;
+ * a million items taller than Chromium can lay out are scaled into its scroll space, reading stays
+ * 1:1, and a view at the end or below a growing item stays where it is.
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { RENDER_BUDGET_MS, VirtualList } from "../../web-demo/src/app/virtual-list.js";
@@ -23,7 +25,7 @@ function busy(ms: number): void {
   while (performance.now() < end);
 }
 
-function makeList(height: (i: number) => number, inDocument = true) {
+function makeList(height: (i: number) => number, build = BUILD_MS, inDocument = true) {
   const scroll = document.createElement("div");
   scroll.style.cssText = "height: 400px; overflow: auto; position: relative";
   const spacer = document.createElement("div");
@@ -36,7 +38,7 @@ function makeList(height: (i: number) => number, inDocument = true) {
     estimateSize: () => ESTIMATE,
     key: (i) => `item-${i}`,
     render: (i) => {
-      busy(BUILD_MS);
+      busy(build);
       built.push(i);
       const item = document.createElement("div");
       item.className = "item";
@@ -83,7 +85,7 @@ describe("VirtualList", () => {
     const onError = (event: ErrorEvent) => errors.push(event.message);
     window.addEventListener("error", onError);
     const height = (i: number) => [30, 60, 90][i % 3]!;
-    const { list, spacer } = makeList(height);
+    const { list, scroll, spacer } = makeList(height);
     list.setCount(COUNT);
     await expect.poll(() => list.complete, { timeout: 10_000 }).toBe(true);
     await frame();
@@ -95,15 +97,16 @@ describe("VirtualList", () => {
       const current = items[k]!.getBoundingClientRect();
       expect(Math.round(current.top)).toBe(Math.round(previous.bottom));
     }
-    // The measured sizes are what the list counts with.
-    const measured = list.virtualizer.getVirtualItems().find((item) => item.index === 2)!;
-    expect(measured.size).toBe(height(2));
+    // The measured sizes are what the list counts with: item 2 (after 30 + 60 px, not two 50 px estimates) scrolled to the top is at the top.
+    list.scrollToIndex(2, "start");
+    await frame();
+    expect(Math.round(spacer.querySelector(".item[data-index='2']")!.getBoundingClientRect().top)).toBe(Math.round(scroll.getBoundingClientRect().top));
     window.removeEventListener("error", onError);
     expect(errors).toEqual([]);
   });
 
   test("out of the document a list builds nothing; reset there builds the items at its start first and scrolls to them in the same task", async () => {
-    const { list, scroll, spacer, built } = makeList(() => ESTIMATE, false);
+    const { list, scroll, spacer, built } = makeList(() => ESTIMATE, BUILD_MS, false);
     list.setCount(COUNT);
     expect(built).toEqual([]);
     document.body.append(scroll);
@@ -127,5 +130,62 @@ describe("VirtualList", () => {
     expect(builtByNextTask).toBe(first);
     await expect.poll(() => list.complete, { timeout: 10_000 }).toBe(true);
     expect(shown(spacer).slice(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  test("a million items taller than Chromium lays out: the scroll bar spans them all, a jump lands in proportion, reading moves 1:1", async () => {
+    const { list, scroll, spacer } = makeList(() => ESTIMATE, 0);
+    list.setCount(1_000_000);
+    await expect.poll(() => list.complete).toBe(true);
+    // 50 million pixels of items in a spacer Chromium can lay out.
+    expect(scroll.scrollHeight).toBeLessThan(10_000_000);
+    const top = (i: number) => spacer.querySelector(`[data-index="${i}"]`)?.getBoundingClientRect().top;
+    const view = scroll.getBoundingClientRect().top;
+
+    list.scrollToIndex(999_999, "end");
+    await expect.poll(() => shown(spacer).includes(999_999)).toBe(true);
+    expect(Math.round(top(999_999)! - view)).toBe(400 - ESTIMATE);
+    expect(list.distanceFromEnd()).toBe(0);
+
+    // The scroll bar dragged to its middle: the middle of the list.
+    scroll.scrollTop = (scroll.scrollHeight - 400) / 2;
+    await expect.poll(() => shown(spacer).some((i) => Math.abs(i - 500_000) < 100)).toBe(true);
+    // A wheel's worth up: the items move as far as the scroll did, not 6 times as far.
+    const item = shown(spacer)[3]!;
+    const before = top(item)!;
+    scroll.scrollTop -= 120;
+    await frame();
+    expect(Math.round(top(item)! - before)).toBe(120);
+    // Once scrolling rests, the scroll bar is moved back in proportion; what is on screen stays.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await frame();
+    expect(Math.round(top(item)! - before)).toBe(120);
+    expect(shown(spacer)).toContain(item);
+
+    scroll.scrollTop = 0;
+    await expect.poll(() => shown(spacer)[0]).toBe(0);
+    expect(Math.round(top(0)! - view)).toBe(0);
+  });
+
+  test("an item growing above the view keeps what is in view in place; a view at the end stays at the end", async () => {
+    const heights = new Map<number, number>();
+    const { list, scroll, spacer } = makeList((i) => heights.get(i) ?? ESTIMATE, 0);
+    list.setCount(COUNT);
+    list.scrollToIndex(100, "start");
+    await expect.poll(() => list.complete && shown(spacer).includes(100)).toBe(true);
+    await frame();
+    const element = (i: number) => spacer.querySelector<HTMLElement>(`.item[data-index="${i}"]`)!;
+    const at = element(100).getBoundingClientRect().top;
+    // Item 97 (in the overscan, above the view) grows by 200 px.
+    element(97).style.height = "250px";
+    await frame();
+    await frame();
+    expect(Math.round(element(100).getBoundingClientRect().top)).toBe(Math.round(at));
+
+    list.scrollToIndex(COUNT - 1, "end");
+    await expect.poll(() => list.complete && shown(spacer).includes(COUNT - 1)).toBe(true);
+    element(COUNT - 1).style.height = "300px";
+    await frame();
+    await frame();
+    expect(Math.round(element(COUNT - 1).getBoundingClientRect().bottom)).toBe(Math.round(scroll.getBoundingClientRect().bottom));
   });
 });

@@ -457,7 +457,7 @@ describe("insights of the corpus: the viewer header's own numbers", () => {
       const { model } = await loadSession(storage, path);
       const header = { tokens: model.stats.tokens, cost: model.stats.cost };
       // The viewer's entries (what the insights view is given) and the CLI's (SessionManager).
-      const viewed = sessionInsights(model.header, model.entries, model.fileLeafId);
+      const viewed = sessionInsights(model.header, model.allEntries(), model.fileLeafId);
       const opened = await openEntries(storage, path);
       const cli = sessionInsights(opened.header, opened.entries, opened.leafId);
       for (const insights of [viewed, cli]) {
@@ -468,7 +468,10 @@ describe("insights of the corpus: the viewer header's own numbers", () => {
         expect(insights.totals.models).toEqual(model.stats.models);
         expect(insights.tools.reduce((n, tool) => n + tool.calls, 0)).toBe(model.stats.toolCalls);
         // The turns are the user messages of the viewed path.
-        const users = model.pathTo(model.fileLeafId).filter((entry) => entry.type === "message" && entry.message.role === "user");
+        const users = model.pathIndexes(model.fileLeafId).filter((i) => {
+          const entry = model.entry(i);
+          return entry.type === "message" && entry.message.role === "user";
+        });
         expect(insights.turns.filter((turn) => turn.turn > 0)).toHaveLength(users.length);
       }
       expect(viewed.turns.map((turn) => turn.usage)).toEqual(cli.turns.map((turn) => turn.usage));

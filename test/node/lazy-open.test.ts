@@ -189,7 +189,7 @@ describe("readMessageLine", () => {
   it("reads the head of a line pi wrote, where the line ends, and whether it may hold a blob ref", () => {
     const line = '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"image","data":"blob:sha256:00","mimeType":"image/png"}],"timestamp":1}}';
     const timestampStart = line.indexOf("2026");
-    expect(read(line)).toEqual({ id: "a1", parentId: null, timestampStart, timestampEnd: timestampStart + 24, role: "user", blobRef: true, end: encoder.encode(line).length });
+    expect(read(line)).toEqual({ id: "a1", parentId: null, timestampStart, timestampEnd: timestampStart + 24, role: "user", blobRef: true, toolCallIdStart: -1, toolCallIdEnd: -1, end: encoder.encode(line).length });
     expect(read(line.replace("blob:", "blab:"))?.blobRef).toBe(false);
     // Escapes: only a \u escape can spell a character of the prefix.
     expect(read(line.replace('"blob:', '"\\u0062lob:'))?.blobRef).toBe(true);
@@ -223,6 +223,20 @@ describe("readMessageLine", () => {
     const line = '{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"role":5,"timestamp":"x"}]},"details":{"role":5,"timestamp":"x"}}';
     expect(read(line)?.role).toBe("user");
     expect(read(line.replace('"content"', '"role":"assistant","content"'))).toBeNull();
+  });
+
+  it("finds the message's toolCallId string, the last one as JSON.parse keeps it, not one nested deeper", () => {
+    const idOf = (line: string) => {
+      const head = read(line);
+      return head && head.toolCallIdStart >= 0 ? line.slice(head.toolCallIdStart, head.toolCallIdEnd) : head && null;
+    };
+    const result = (rest: string) => `{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"toolResult",${rest}}}`;
+    expect(idOf(result('"toolCallId":"c1","content":[{"type":"text","text":"\\"toolCallId\\":\\"no\\""}],"details":{"toolCallId":"deep"}'))).toBe("c1");
+    expect(idOf(result('"toolCallId":"c1","content":[],"toolCallId":"c\\u0032"'))).toBe("c\\u0032");
+    expect(idOf(result('"toolCallId":"c1","toolCallId":5'))).toBeNull();
+    expect(idOf(result('"toolCallId":{"x":"y"},"isError":false'))).toBeNull();
+    expect(idOf(result('"isError":false'))).toBeNull();
+    expect(idOf(result('"content":[{"toolCallId":"c9"}]'))).toBeNull();
   });
 
   it("needs the line's newline within the range it is given", () => {

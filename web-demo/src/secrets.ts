@@ -24,15 +24,20 @@ export function sessionFindings(header: SessionHeader, entries: readonly Session
   ];
 }
 
-/** Entries scanned between two yields to the event loop: a large session stays responsive while it is scanned. */
-const SLICE = 500;
+/** The longest stretch of scanning between two yields to the event loop: a large session stays responsive while it is scanned. */
+const SLICE_MS = 10;
 
-/** `sessionFindings`, a slice of entries per task. */
-export async function sessionFindingsInSlices(header: SessionHeader, entries: readonly SessionEntry[]): Promise<Finding[]> {
-  const findings = sessionFindings(header, []);
-  for (let start = 0; start < entries.length; start += SLICE) {
-    if (start > 0) await new Promise((resolve) => setTimeout(resolve));
-    findings.push(...sessionFindings(header, entries.slice(start, start + SLICE)).filter((finding) => finding.entryId !== null));
+/** `sessionFindings` of a session's model, its entries parsed one by one (not kept), a slice of at most SLICE_MS per task. */
+export async function sessionFindingsInSlices(model: { header: SessionHeader; size: number; peek(i: number): SessionEntry }): Promise<Finding[]> {
+  const findings = sessionFindings(model.header, []);
+  let sliceStart = performance.now();
+  for (let i = 0; i < model.size; i++) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise((resolve) => setTimeout(resolve));
+      sliceStart = performance.now();
+    }
+    const entry = model.peek(i);
+    for (const found of findSecretsInRecord(entry)) findings.push({ entryId: entry.id, ...found });
   }
   return findings;
 }

@@ -21,7 +21,7 @@ function archiveFileName(sessionId: string, leafId?: string, extension = "zip"):
 /** The secrets of what an export writes (the session, or the branch to `leafId`), and whether to redact them: null when cancelled. */
 async function redactionChoice(view: SessionView, leafId: string | undefined, what: string, redactByDefault: boolean): Promise<{ redact: boolean } | null> {
   const secrets = await import("./secrets.js");
-  const entries = leafId === undefined ? view.session.model.entries : view.branchEntries();
+  const entries = leafId === undefined ? view.session.model.allEntries() : view.branchEntries();
   return secrets.askRedaction(secrets.sessionFindings(view.session.model.header, entries), what, redactByDefault);
 }
 
@@ -58,7 +58,7 @@ async function exportHtml(app: ViewerApp, view: SessionView): Promise<void> {
   const title = model.sessionName() ?? model.header.id;
   // Redacted, the page carries the parsed entries re-serialized (as the CLI's does) instead of the file.
   const secrets = choice.redact ? await import("./secrets.js") : null;
-  const redacted = secrets?.redactedSession(model.header, model.entries);
+  const redacted = secrets?.redactedSession(model.header, model.allEntries());
   const { parts, missingBlobs } = await buildExportHtml(await response.text(), {
     storage: view.session.storage,
     path: view.session.path,
@@ -76,7 +76,7 @@ async function exportHtml(app: ViewerApp, view: SessionView): Promise<void> {
  */
 export async function secretsNotice(session: LoadedSession, linkTo: (entryId: string) => string, open: (entryId: string) => void): Promise<HTMLElement | null> {
   const secrets = await import("./secrets.js");
-  return secrets.secretsNotice(await secrets.sessionFindingsInSlices(session.model.header, session.model.entries), linkTo, open);
+  return secrets.secretsNotice(await secrets.sessionFindingsInSlices(session.model), linkTo, open);
 }
 
 /**

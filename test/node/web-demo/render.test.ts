@@ -11,7 +11,7 @@ import type { SessionEntry, SessionHeader } from "../../../src/index.js";
 import { buildExportHtml, DATA_MARKER } from "../../../web-demo/src/export/embed.js";
 import { embeddedSource } from "../../../web-demo/src/export/embedded-source.js";
 import { SessionModel } from "../../../web-demo/src/model/session-model.js";
-import { isListed, renderEntry, type EntryView } from "../../../web-demo/src/render/entry.js";
+import { renderEntry, type EntryView } from "../../../web-demo/src/render/entry.js";
 import { languageOfPath } from "../../../web-demo/src/render/highlight.js";
 import { renderMarkdown } from "../../../web-demo/src/render/markdown.js";
 import { entryRowText, formatToolCall } from "../../../web-demo/src/render/tree-row.js";
@@ -86,7 +86,7 @@ describe("entries", () => {
     const all = renderEntry(entries[0]!, view(entries, { outputsExpanded: true }))!;
     expect(all.querySelector(".tool-output code")!.textContent).toBe(lines(12));
     // The result is shown with its call, not on its own.
-    expect(isListed(entries[1]!, view(entries))).toBe(false);
+    expect(view(entries).model.listed(1)).toBe(false);
   });
 
   it("read: the path (home shortened) with its line range, 10 lines, highlighted by extension; images of the result", () => {
@@ -161,7 +161,8 @@ describe("entries", () => {
     const custom = { type: "custom_message", id: "m1", parentId: null, timestamp: at(), customType: "todo", content: "open", display: true } as SessionEntry;
     expect(renderEntry(custom, view([custom]))!.textContent).toContain("[todo]");
     const hidden = { ...custom, display: false } as SessionEntry;
-    expect(isListed(hidden, view([hidden]))).toBe(false);
+    expect(view([hidden]).model.listed(0)).toBe(false);
+    expect(view([custom]).model.listed(0)).toBe(true);
     const model = { type: "model_change", id: "mc", parentId: null, timestamp: at(), provider: "openai", modelId: "gpt-5" } as SessionEntry;
     expect(renderEntry(model, view([model]))!.textContent).toContain("Switched to model: openai/gpt-5");
   });

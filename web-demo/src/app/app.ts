@@ -12,7 +12,7 @@ import { BlobStore } from "../../../src/blobs/blob-store.js";
 import { encodeJsonl } from "../../../src/format/session-file.js";
 import { resolveImages } from "../../../src/blobs/images.js";
 import type { SessionEntry } from "../../../src/format/types.js";
-import { loadSession, type LoadedSession } from "../data/load-session.js";
+import { LoadCancelled, loadSession, readSessionTail, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
 import { append, el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";
 import { yieldToEventLoop } from "../model/filters.js";
@@ -44,6 +44,12 @@ export interface AppOptions {
 }
 
 const LIST_KEY = "sessionkit-viewer.list";
+/**
+ * A session file larger than this opens on a preview of its end (its last PREVIEW_BYTES) while
+ * the rest is read: over `sessionkit serve` a 1 GiB file takes 10 s and more to arrive.
+ */
+const PREVIEW_FROM_BYTES = 32 << 20;
+const PREVIEW_BYTES = 2 << 20;
 /** Wide enough for the list, the tree and a message column of 760 px and more. */
 const WIDE = "(min-width: 1500px)";
 /** Too narrow for a docked list whatever the choice: it is a drawer. */
@@ -64,6 +70,8 @@ export class ViewerApp {
   #sessions: ListedSession[] = [];
   #view: SessionView | null = null;
   #open: { storeId: string; path: string } | null = null;
+  /** Counts openSession calls: a session still loading when another is opened is dropped. */
+  #opening = 0;
   readonly #listFilter: HTMLInputElement;
   readonly #storeFilter: HTMLSelectElement;
   readonly #list: HTMLElement;
@@ -283,14 +291,43 @@ export class ViewerApp {
   async openSession(storeId: string, path: string, initial: Partial<LinkState> & { openEntry?: boolean }): Promise<void> {
     const store = this.source.stores.find((s) => s.id === storeId);
     if (!store) throw new Error(`no store "${storeId}" in this viewer`);
+    const opening = ++this.#opening;
+    const isCurrent = () => opening === this.#opening;
     await this.#view?.destroy();
     this.#view = null;
     this.#open = null;
     const progress = el("progress", { max: "1", value: "0" });
+    const progressText = el("span", {}, "");
     this.#sessionPane.replaceChildren(el("div", { class: "loading" }, el("p", {}, "Opening…"), progress));
-    const session = await loadSession(store.storage, path, { onProgress: (read, total) => (progress.value = total > 0 ? read / total : 1) });
+    const loading = loadSession(store.storage, path, {
+      isCurrent,
+      onProgress: (read, total) => {
+        progress.value = total > 0 ? read / total : 1;
+        progressText.textContent = `${formatBytes(read)} of ${formatBytes(total)}`;
+      },
+    });
+    // Awaited below; until then a failure must not count as unhandled.
+    loading.catch(() => {});
+    let preview: SessionView | null = null;
+    let session: LoadedSession;
+    try {
+      preview = initial.leafId || initial.targetId ? null : await this.#preview(store, path, loading, el("div", { class: "reading-progress", role: "status" }, el("p", {}, "Reading the whole session: the tree, the figures and every branch come with it."), progress, progressText));
+      if (preview && isCurrent()) {
+        this.#sessionPane.replaceChildren(preview.element);
+        await preview.start();
+      }
+      session = await loading;
+    } catch (error) {
+      await preview?.destroy();
+      if (error instanceof LoadCancelled) return;
+      throw error;
+    }
+    const keepPlace = preview?.readingAwayFromEnd() ?? null;
+    await preview?.destroy();
+    if (!isCurrent()) return;
     // The view's set-up (path, tree layout, first items) in a task of its own, not after the last range's parsing.
     await yieldToEventLoop();
+    if (!isCurrent()) return;
     this.#open = { storeId, path };
     const notices = loadNotices(session);
     const openedNotices = notices.length;
@@ -310,6 +347,7 @@ export class ViewerApp {
     await view.start();
     if (this.#view !== view) return; // another session was opened meanwhile
     if (initial.openEntry && initial.targetId) view.openEntry(initial.targetId);
+    if (keepPlace !== null) view.scrollToEntry(keepPlace);
     history.replaceState(null, "", linkHash({ store: storeId, path, ...view.state }));
     this.#renderList();
     const sessionNotice = this.#options.sessionNotice;
@@ -322,6 +360,23 @@ export class ViewerApp {
       notices.push(notice);
       view.addNotice(notice);
     });
+  }
+
+  /**
+   * The end of a large session as a preview, shown while `loading` reads the whole file (null for
+   * a file small enough to wait for, or when the whole file is read first).
+   */
+  async #preview(store: ViewerStore, path: string, loading: Promise<LoadedSession>, reading: HTMLElement): Promise<SessionView | null> {
+    const size = (await store.storage.stat(path))?.size ?? 0;
+    if (size < PREVIEW_FROM_BYTES) return null;
+    const done = loading.then(
+      () => null,
+      () => null,
+    );
+    const tail = await Promise.race([readSessionTail(store.storage, path, PREVIEW_BYTES).catch(() => null), done]);
+    if (!tail) return null;
+    const session: LoadedSession = { storage: store.storage, path, model: tail.model, problems: [], migratedFrom: null, dialect: tail.model.dialect, completeBytes: tail.size };
+    return new SessionView({ session, reading, actions: [], followable: false, onState: () => {}, linkTo: (state) => linkUrl({ store: store.id, path, ...state }) });
   }
 
   #insightsHost(): InsightsHost {
@@ -491,7 +546,7 @@ function downloadActions(): SessionAction[] {
     downloadBlob(new Blob([encodeJsonl(resolved) as Uint8Array<ArrayBuffer>], { type: "application/x-ndjson" }), `${id}${suffix}.jsonl`);
   };
   return [
-    { id: "jsonl", label: "↓ JSONL", title: "Download the session file (every branch)", run: (view) => download(view, view.session.model.entries, "") },
+    { id: "jsonl", label: "↓ JSONL", title: "Download the session file (every branch)", run: (view) => download(view, view.session.model.allEntries(), "") },
     { id: "jsonl-branch", label: "↓ Branch JSONL", title: "Download the viewed branch (root → leaf) as a session file", run: (view) => download(view, view.branchEntries(), "-branch") },
   ];
 }

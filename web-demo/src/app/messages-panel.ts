@@ -11,9 +11,10 @@ import type { SessionEntry } from "../../../src/format/types.js";
 import { ImageSources } from "../data/images.js";
 import type { LoadedSession } from "../data/load-session.js";
 import { contentText } from "../model/content-text.js";
-import type { SessionModel } from "../model/session-model.js";
+import { EntryFlag, type SessionModel } from "../model/session-model.js";
+import type { EntrySet } from "../model/tree-layout.js";
 import { el, forkIcon, oneLine } from "../render/dom.js";
-import { isListed, renderEntry, renderEntryFallback, type EntryView } from "../render/entry.js";
+import { renderEntry, renderEntryFallback, type EntryView } from "../render/entry.js";
 import { highlightWithin } from "../render/highlight.js";
 import { openImageModal } from "./image-modal.js";
 import type { SessionHeader } from "./session-header.js";
@@ -43,9 +44,13 @@ export class MessagesPanel {
   readonly #model: SessionModel;
   readonly #images: ImageSources;
   readonly #list: VirtualList;
-  #path: SessionEntry[] = [];
-  #listed: SessionEntry[] = [];
-  /** Height guesses of the listed entries, made once per path: the virtualizer asks for them often (per entry, per measurement). */
+  /** The viewed path, root → leaf, by entry number, and as a set. */
+  #path: readonly number[] = [];
+  #onPath: EntrySet = { has: () => false };
+  /** The entries of the path the list shows (tool results go with their call), by number; and each entry's row in it (-1: none). */
+  #listed = new Int32Array(0);
+  #rowOf = new Int32Array(0);
+  /** Height guesses of the listed entries, made once per path: the list asks for them on every count change. */
   #estimates = new Float64Array(0);
   #targetId: string | null = null;
   #thinkingVisible = true;
@@ -80,7 +85,11 @@ export class MessagesPanel {
       estimateSize: (i) => this.#estimates[i] ?? 60,
       // Items are costly (markdown, highlighting): one beyond each edge is enough to scroll into.
       overscan: 1,
-      key: (i) => this.#listed[i]!.id,
+      key: (i) => this.#model.id(this.#listed[i]!),
+      indexOfKey: (id) => {
+        const i = this.#model.indexOf(id);
+        return i === undefined ? -1 : (this.#rowOf[i] ?? -1);
+      },
       render: (i) => this.#renderListed(i),
       onScroll: () => this.#onScroll(),
     });
@@ -98,17 +107,19 @@ export class MessagesPanel {
   }
 
   /**
-   * Lists `path` (root → leaf) and scrolls to `targetId`'s entry, or to the end without one. The
-   * panel is in the document: the entries built first are those in view there.
+   * Lists `path` (root → leaf, entry numbers; `onPath` holds them) and scrolls to `targetId`'s
+   * entry, or to the end without one. The panel is in the document: the entries built first are
+   * those in view there.
    */
-  show(path: SessionEntry[], targetId: string | null): void {
+  show(path: readonly number[], onPath: EntrySet, targetId: string | null): void {
     this.#targetId = targetId;
     const call = this.#callOfResult(targetId);
     // A tool result is shown with its call: a link to it opens that output in full.
     if (call) this.#expanded.set(`${call.id}:out`, true);
-    this.#setPath(path);
+    this.#setPath(path, onPath);
     const target = this.#shownTarget();
-    const index = target === null ? -1 : this.#listed.findIndex((e) => e.id === target);
+    const targetIndex = target === null ? undefined : this.#model.indexOf(target);
+    const index = targetIndex === undefined ? -1 : this.#rowOf[targetIndex]!;
     const place = () => (index >= 0 ? { index, align: "center" as const } : { index: this.#listed.length - 1, align: "end" as const });
     // Placed by the estimates, below the header as laid out now (its observer reports it a frame later).
     this.#list.reset(this.#listed.length, () => {
@@ -134,10 +145,10 @@ export class MessagesPanel {
    * Entries were appended to the viewed path (`grownPath`, root → new leaf). At the bottom the
    * view follows them, scrolled up the chip counts them.
    */
-  entriesAppended(grownPath: SessionEntry[]): void {
+  entriesAppended(grownPath: readonly number[], onPath: EntrySet): void {
     const atBottom = !this.#followPaused && this.#isAtBottom();
     const before = this.#listed.length;
-    this.#setPath(grownPath);
+    this.#setPath(grownPath, onPath);
     this.#list.setCount(this.#listed.length);
     const grown = this.#listed.length - before;
     if (atBottom) this.#scrollToEnd();
@@ -176,13 +187,26 @@ export class MessagesPanel {
     this.#list.refresh();
   }
 
+  /** The entry being read, unless the view is at the end of the list. */
+  readingAwayFromEnd(): string | null {
+    return this.#isAtBottom() ? null : this.#readingId;
+  }
+
+  /** Puts the entry (when listed) at the top of the view, under the header's line. */
+  scrollToEntry(entryId: string): void {
+    const i = this.#model.indexOf(entryId);
+    const index = i === undefined ? -1 : this.#rowOf[i]!;
+    if (index < 0) return;
+    // Twice: once to the estimate, once more after the items there were measured.
+    this.#list.scrollToIndex(index, "start");
+    requestAnimationFrame(() => requestAnimationFrame(() => this.#list.scrollToIndex(index, "start")));
+  }
+
   /** Scrolls by one message (j/k) or one user turn ([ and ]). */
   step(direction: 1 | -1, turns: boolean): void {
-    const items = this.#list.virtualizer.getVirtualItems();
-    const offset = this.element.scrollTop + this.#barHeight;
-    const current = items.find((item) => item.end > offset + 4)?.index ?? 0;
+    const current = Math.max(0, this.#list.indexAtViewY(this.#barHeight + 4));
     let i = current + direction;
-    if (turns) while (i >= 0 && i < this.#listed.length && !isUserMessage(this.#listed[i]!)) i += direction;
+    if (turns) while (i >= 0 && i < this.#listed.length && (this.#model.flags(this.#listed[i]!) & EntryFlag.User) === 0) i += direction;
     i = Math.max(0, Math.min(this.#listed.length - 1, i));
     this.#list.scrollToIndex(i, "start");
   }
@@ -201,12 +225,18 @@ export class MessagesPanel {
     this.#list.setScrollMargin(this.#headerHeight, this.#barHeight);
   }
 
-  #setPath(path: SessionEntry[]): void {
+  #setPath(path: readonly number[], onPath: EntrySet): void {
+    const model = this.#model;
     this.#path = path;
-    const view = { model: this.#model };
-    this.#listed = path.filter((e) => isListed(e, view));
-    this.#estimates = new Float64Array(this.#listed.length);
-    for (let i = 0; i < this.#listed.length; i++) this.#estimates[i] = estimateEntryHeight(this.#listed[i]);
+    this.#onPath = onPath;
+    const listed = new Int32Array(path.length);
+    let count = 0;
+    for (const i of path) if (model.listed(i)) listed[count++] = i;
+    this.#listed = listed.subarray(0, count);
+    this.#rowOf = new Int32Array(model.size).fill(-1);
+    for (let k = 0; k < count; k++) this.#rowOf[listed[k]!] = k;
+    this.#estimates = new Float64Array(count);
+    for (let k = 0; k < count; k++) this.#estimates[k] = estimateEntryHeight(model.flags(listed[k]!));
   }
 
   // --- rendering ---------------------------------------------------------------------------
@@ -226,7 +256,7 @@ export class MessagesPanel {
   #callOfResult(entryId: string | null): { id: string; entryId: string } | undefined {
     const entry = entryId === null ? undefined : this.#model.getEntry(entryId);
     if (entry?.type !== "message" || typeof entry.message !== "object" || entry.message === null || entry.message.role !== "toolResult") return undefined;
-    return this.#model.toolCalls.get(String(entry.message.toolCallId));
+    return this.#model.toolCall(String(entry.message.toolCallId));
   }
 
   /** The listed entry showing the target: its own, or for a tool result its call's. */
@@ -235,7 +265,8 @@ export class MessagesPanel {
   }
 
   #renderListed(i: number): HTMLElement | null {
-    const entry = this.#listed[i]!;
+    const index = this.#listed[i]!;
+    const entry = this.#model.entry(index);
     const view = this.#entryView();
     let item: HTMLElement | null;
     try {
@@ -245,18 +276,17 @@ export class MessagesPanel {
       item = renderEntryFallback(entry, error, view);
     }
     if (!item) return null;
-    const index = this.#model.indexOf(entry.id)!;
-    if (this.#model.childCount(index) > 1) item.append(this.#branchPoint(entry));
+    if (this.#model.childCount(index) > 1) item.append(this.#branchPoint(index));
     highlightWithin(item);
     return el("div", { class: "entry-slot" }, item);
   }
 
   /** Where branches split: each branch, to open it. */
-  #branchPoint(entry: SessionEntry): HTMLElement {
+  #branchPoint(index: number): HTMLElement {
     const model = this.#model;
-    const next = this.#path[this.#path.indexOf(entry) + 1];
-    const branches = model.childrenOf(entry.id).map((child, n) => {
-      const current = child === next;
+    const branches = model.childIndexes(index).map((childIndex, n) => {
+      const child = model.entry(childIndex);
+      const current = this.#onPath.has(childIndex);
       return el(
         "button",
         { type: "button", class: current ? "branch-link current" : "branch-link", "data-action": "open-branch", "data-entry": child.id, "aria-current": current ? "true" : undefined },
@@ -320,15 +350,9 @@ export class MessagesPanel {
 
   // --- following and reading ---------------------------------------------------------------
 
-  /** From the virtualizer's own figures (no layout is read): the view is within the slack of the end. */
+  /** From the list's own figures (no layout is read): the view is within the slack of the end. */
   #isAtBottom(): boolean {
-    return this.#distanceFromEnd() < FOLLOW_BOTTOM_SLACK;
-  }
-
-  /** Pixels below the view: the header and the list's size less the view's height and its offset. */
-  #distanceFromEnd(): number {
-    const v = this.#list.virtualizer;
-    return this.#headerHeight + v.getTotalSize() - (v.scrollRect?.height ?? 0) - (v.scrollOffset ?? 0);
+    return this.#list.distanceFromEnd() < FOLLOW_BOTTOM_SLACK;
   }
 
   #scrollToEnd(): void {
@@ -339,7 +363,7 @@ export class MessagesPanel {
   }
 
   #onScroll(): void {
-    const top = this.#list.virtualizer.scrollOffset ?? 0;
+    const top = this.#list.scrollTop;
     this.#header.setScrolledAway(top > this.#headerHeight - this.#barHeight);
     if (!this.#readingScheduled) {
       this.#readingScheduled = true;
@@ -361,11 +385,10 @@ export class MessagesPanel {
 
   /** The entry at the top of the reading area (under the header's line), or the last one at the bottom. */
   #reportReading(): void {
-    const v = this.#list.virtualizer;
     if (this.#listed.length === 0) return;
-    const top = (v.scrollOffset ?? 0) + this.#barHeight;
-    const index = this.#distanceFromEnd() < 4 ? this.#listed.length - 1 : (v.getVirtualItems().find((item) => item.end > top + 8)?.index ?? 0);
-    const id = this.#listed[index]?.id;
+    const index = this.#list.distanceFromEnd() < 4 ? this.#listed.length - 1 : Math.max(0, this.#list.indexAtViewY(this.#barHeight + 8));
+    const listed = this.#listed[index];
+    const id = listed === undefined ? undefined : this.#model.id(listed);
     if (id === undefined || id === this.#readingId) return;
     this.#readingId = id;
     this.#options.onReading(id);
@@ -383,10 +406,6 @@ export class MessagesPanel {
   }
 }
 
-function isUserMessage(entry: SessionEntry): boolean {
-  return entry.type === "message" && typeof entry.message === "object" && entry.message !== null && entry.message.role === "user";
-}
-
 function branchPreview(entry: SessionEntry, model: SessionModel): string {
   // The first entry with text down the branch's first chain.
   let current: SessionEntry | undefined = entry;
@@ -399,12 +418,10 @@ function branchPreview(entry: SessionEntry, model: SessionModel): string {
   return entry.type;
 }
 
-/** A first guess of an entry's height before it is measured. */
-function estimateEntryHeight(entry: SessionEntry | undefined): number {
-  if (!entry) return 60;
-  if (entry.type !== "message") return 44;
-  const role = typeof entry.message === "object" && entry.message !== null ? entry.message.role : "";
-  if (role === "assistant") return 180;
-  if (role === "user") return 90;
+/** A first guess of an entry's height before it is measured, from its bits. */
+function estimateEntryHeight(flags: number): number {
+  if (flags & EntryFlag.NotMessage) return 44;
+  if (flags & EntryFlag.Assistant) return 180;
+  if (flags & EntryFlag.User) return 90;
   return 120;
 }

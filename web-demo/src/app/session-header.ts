@@ -24,6 +24,8 @@ export interface SessionHeaderOptions {
   buttons: readonly HeaderButton[];
   /** The store can change while the session is viewed: show the live state and offer Follow. */
   followable: boolean;
+  /** The model holds only the file's end (a preview while the rest is read): its figures are not the session's. */
+  partial?: boolean;
   onButton: (id: string) => void;
   onFollowSwitch: () => void;
   /** ☰ on a narrow screen: the tree lies over the messages until chosen from. */
@@ -97,7 +99,7 @@ export class SessionHeader {
 
   /** Draws the header again: the figures grow as the file does. */
   render(live: LiveState): void {
-    const { model, buttons, followable } = this.#options;
+    const { model, buttons, followable, partial } = this.#options;
     const { stats, header } = model;
     const tokens = [
       stats.tokens.input && `↑${formatTokens(stats.tokens.input)}`,
@@ -119,7 +121,7 @@ export class SessionHeader {
     const actions = buttons.map((button) => el("button", { type: "button", class: "header-btn", id: `action-${button.id}`, "data-action-id": button.id, title: button.title }, button.label));
 
     this.#title.textContent = model.sessionName() ?? `Session: ${header.id}`;
-    this.#summary.textContent = `${messages.toLocaleString("en-US")} messages · ${tokens[0] ?? "0"} · $${stats.cost.total.toFixed(3)}`;
+    this.#summary.textContent = partial ? "Reading the session…" : `${messages.toLocaleString("en-US")} messages · ${tokens[0] ?? "0"} · $${stats.cost.total.toFixed(3)}`;
     this.#live.textContent = live === "live" ? "● Live" : "";
     this.#live.title = live === "live" ? "New entries of the viewed branch show as they are written" : "";
     this.#lineActions.replaceChildren(
@@ -145,14 +147,18 @@ export class SessionHeader {
         "div",
         { class: "header-info" },
         item("id", "Id", header.id),
-        item("date", "Date", dates),
+        item("date", "Date", partial ? formatDate(header.timestamp) : dates),
         typeof header.cwd === "string" && item("cwd", "Dir", header.cwd),
-        item("models", "Models", stats.models.join(", ") || "unknown"),
-        item("messages", "Messages", counts.join(", ") || "0"),
-        item("tool-calls", "Tool calls", String(stats.toolCalls)),
-        item("tokens", "Tokens", tokens.join(" ") || "0"),
-        item("cost", "Cost", `$${stats.cost.total.toFixed(3)}`),
-        item("entries", "Entries", model.size.toLocaleString("en-US")),
+        ...(partial
+          ? [item("messages", "Messages", "counted once the whole session is read")]
+          : [
+              item("models", "Models", stats.models.join(", ") || "unknown"),
+              item("messages", "Messages", counts.join(", ") || "0"),
+              item("tool-calls", "Tool calls", String(stats.toolCalls)),
+              item("tokens", "Tokens", tokens.join(" ") || "0"),
+              item("cost", "Cost", `$${stats.cost.total.toFixed(3)}`),
+              item("entries", "Entries", model.size.toLocaleString("en-US")),
+            ]),
       ),
       el("div", { class: "help-bar" }, el("span", { class: "help-hint" }, "T thinking · O outputs · J/K messages · [ ] turns · Esc back to leaf · ? keys"), el("div", { class: "header-actions" }, ...actions)),
     );

@@ -10,10 +10,15 @@
  * `start()`, once the view is in the document, draws it: the messages first, the tree after
  * that frame is painted (laying out a large tree takes a while, and the messages are what the
  * reader came for).
+ *
+ * A preview (`reading` given) shows the end of a large file while the app reads the rest: the
+ * messages of its leaf as far back as that end holds them, the header without the figures (they
+ * need the whole file), and what `reading` says (how far the reading is) in the tree's place.
  */
 import type { SessionEntry } from "../../../src/format/types.js";
 import { followSession, type LoadedSession, type SessionFollower } from "../data/load-session.js";
 import type { EntryFilter } from "../model/filters.js";
+import { PathSet } from "../model/tree-layout.js";
 import { afterNextPaint, el, type Child } from "../render/dom.js";
 import { MessagesPanel } from "./messages-panel.js";
 import { SessionHeader, type HeaderButton, type LiveState } from "./session-header.js";
@@ -42,6 +47,8 @@ export interface SessionViewOptions {
   linkTo: (state: ViewState) => string;
   /** The store can change while the session is viewed: watch it, offer Follow. */
   followable: boolean;
+  /** A preview of the file's end (see above): shown where the tree goes. */
+  reading?: HTMLElement;
 }
 
 export class SessionView {
@@ -50,10 +57,11 @@ export class SessionView {
   readonly #options: SessionViewOptions;
   #leafId: string | null;
   #targetId: string | null;
-  #path: SessionEntry[] = [];
-  #activePath = new Set<number>();
+  /** The viewed path, root → leaf, by entry number. */
+  #path: number[] = [];
+  #activePath = new PathSet(0, []);
   readonly #header: SessionHeader;
-  readonly #tree: TreePanel;
+  readonly #tree: TreePanel | null;
   readonly #messages: MessagesPanel;
   #follower: SessionFollower | null = null;
   /** Follow: the view keeps to the file's newest leaf. */
@@ -73,6 +81,7 @@ export class SessionView {
       notices: options.notices ?? [],
       buttons: options.actions,
       followable: options.followable,
+      partial: options.reading !== undefined,
       onButton: (id) => void options.actions.find((a) => a.id === id)?.run(this),
       onFollowSwitch: () => void this.setFollowing(!this.following),
       onOpenTree: () => this.element.classList.add("sidebar-open"),
@@ -82,23 +91,26 @@ export class SessionView {
       header: this.#header,
       onOpenEntry: (entryId) => this.openEntry(entryId),
       linkToEntry: (entryId) => options.linkTo({ ...this.state, targetId: entryId }),
-      onReading: (entryId) => this.#tree.showReading(entryId),
+      onReading: (entryId) => this.#tree?.showReading(entryId),
     });
     this.#header.render(this.#liveState());
     this.#setPath(this.#leafId);
-    this.#tree = new TreePanel({
-      model,
-      filter: initial.filter ?? "default",
-      query: initial.query ?? "",
-      position: this.#position(),
-      onOpenEntry: (entryId) => this.openEntry(entryId),
-      onFilterOrSearch: () => this.#emit(),
-      onClose: () => this.#closeSidebar(),
-    });
+    this.#tree = options.reading
+      ? null
+      : new TreePanel({
+          model,
+          filter: initial.filter ?? "default",
+          query: initial.query ?? "",
+          position: this.#position(),
+          onOpenEntry: (entryId) => this.openEntry(entryId),
+          onFilterOrSearch: () => this.#emit(),
+          onClose: () => this.#closeSidebar(),
+        });
     // On a narrow screen the sidebar lies over the messages: the shade behind it closes it.
     const overlay = el("div", { class: "sidebar-overlay", "data-action": "close-sidebar" });
     const content = el("div", { id: "content", class: "content" }, this.#messages.element, this.#messages.followBar);
-    this.element = el("div", { class: "session-view" }, overlay, this.#tree.element, content);
+    const sidebar = this.#tree?.element ?? el("aside", { id: "sidebar", class: "sidebar sidebar-reading" }, options.reading);
+    this.element = el("div", { class: "session-view" }, overlay, sidebar, content);
     overlay.addEventListener("click", () => this.#closeSidebar());
     if (options.followable) void this.#watch();
   }
@@ -107,11 +119,11 @@ export class SessionView {
   async start(): Promise<void> {
     this.#showPath();
     await afterNextPaint();
-    if (!this.#destroyed) this.#tree.start();
+    if (!this.#destroyed) this.#tree?.start();
   }
 
   get state(): ViewState {
-    return { leafId: this.#leafId, targetId: this.#targetId, filter: this.#tree.filter, query: this.#tree.query };
+    return { leafId: this.#leafId, targetId: this.#targetId, filter: this.#tree?.filter ?? "default", query: this.#tree?.query ?? "" };
   }
 
   /** Shows the path to the newest leaf under `entryId` and scrolls to that entry (pi's tree click). */
@@ -130,13 +142,13 @@ export class SessionView {
     this.#leafId = leafId;
     this.#targetId = targetId;
     this.#showPath();
-    this.#tree.show(this.#position());
+    this.#tree?.show(this.#position());
     this.#emit();
   }
 
   /** Back to the session's own leaf, search cleared (Esc). */
   reset(): void {
-    this.#tree.clearSearch();
+    this.#tree?.clearSearch();
     this.navigate(this.session.model.fileLeafId, null);
   }
 
@@ -149,12 +161,23 @@ export class SessionView {
   }
 
   setFilter(filter: EntryFilter): void {
-    this.#tree.setFilter(filter);
+    this.#tree?.setFilter(filter);
   }
 
-  /** The entries of the viewed branch, root → leaf. */
+  /** The entries of the viewed branch, root → leaf (parsed for the caller, not kept). */
   branchEntries(): SessionEntry[] {
-    return this.#path.slice();
+    const model = this.session.model;
+    return this.#path.map((i) => model.peek(i));
+  }
+
+  /** The entry being read when the messages are scrolled up from their end (null at the end): a preview's reader keeps their place. */
+  readingAwayFromEnd(): string | null {
+    return this.#messages.readingAwayFromEnd();
+  }
+
+  /** Puts `entryId` at the top of the messages (a place kept from a preview). */
+  scrollToEntry(entryId: string): void {
+    this.#messages.scrollToEntry(entryId);
   }
 
   /** Scrolls the message list by one message (j/k) or one user turn ([ and ]). */
@@ -163,7 +186,7 @@ export class SessionView {
   }
 
   focusTree(): void {
-    this.#tree.focus();
+    this.#tree?.focus();
   }
 
   /** Follow on: to the file's newest leaf and its end, and there with every entry written; off: the view stays where it is. */
@@ -188,7 +211,7 @@ export class SessionView {
     const follower = this.#follower;
     this.#follower = null;
     await follower?.stop();
-    this.#tree.destroy();
+    this.#tree?.destroy();
     this.#messages.destroy();
     this.element.remove();
   }
@@ -232,14 +255,13 @@ export class SessionView {
 
   #setPath(leafId: string | null): void {
     const model = this.session.model;
-    const indexes = model.pathIndexes(leafId);
-    this.#path = indexes.map((i) => model.entries[i]!);
-    this.#activePath = new Set(indexes);
+    this.#path = model.pathIndexes(leafId);
+    this.#activePath = new PathSet(model.size, this.#path);
   }
 
   #showPath(): void {
     this.#setPath(this.#leafId);
-    this.#messages.show(this.#path, this.#targetId);
+    this.#messages.show(this.#path, this.#activePath, this.#targetId);
   }
 
   #onAppend(): void {
@@ -247,18 +269,20 @@ export class SessionView {
     const previousLeaf = this.#leafId;
     const newLeaf = model.fileLeafId;
     // The viewed path grows when the new entries continue it; under Follow the view moves to the newest leaf wherever it is.
-    const continues = newLeaf !== null && (previousLeaf === null || model.pathTo(newLeaf).some((e) => e.id === previousLeaf));
+    const newLeafIndex = newLeaf === null ? undefined : model.indexOf(newLeaf);
+    const previousIndex = previousLeaf === null ? undefined : model.indexOf(previousLeaf);
+    const continues = newLeafIndex !== undefined && (previousLeaf === null || (previousIndex !== undefined && model.isOnPathTo(previousIndex, newLeafIndex)));
     if (continues) {
       this.#leafId = newLeaf;
       this.#setPath(newLeaf);
-      this.#messages.entriesAppended(this.#path);
+      this.#messages.entriesAppended(this.#path, this.#activePath);
       this.#emit();
     } else if (this.#following && newLeaf !== null) {
       this.navigate(newLeaf, null);
       this.#messages.resumeFollowing();
     }
     this.#header.render(this.#liveState());
-    this.#tree.entriesAppended(this.#position());
+    this.#tree?.entriesAppended(this.#position());
   }
 
   #closeSidebar(): void {

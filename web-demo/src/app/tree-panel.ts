@@ -9,7 +9,7 @@
  */
 import { ENTRY_FILTERS, FILTER_LABELS, searchEntries, type EntryFilter } from "../model/filters.js";
 import type { SessionModel } from "../model/session-model.js";
-import { layoutTree, type TreeLayout } from "../model/tree-layout.js";
+import { layoutTree, type EntrySet, type TreeLayout } from "../model/tree-layout.js";
 import { el } from "../render/dom.js";
 import { renderTreeRow } from "../render/tree-row.js";
 import { VirtualList } from "./virtual-list.js";
@@ -17,7 +17,7 @@ import { VirtualList } from "./virtual-list.js";
 /** Where the session view is: the tree marks the path and the target, and centres on the target (else the leaf). */
 export interface TreePosition {
   /** Entries on the root → leaf path, by number. */
-  activePath: ReadonlySet<number>;
+  activePath: EntrySet;
   leafId: string | null;
   targetId: string | null;
 }
@@ -96,7 +96,7 @@ export class TreePanel {
       fixedSize: true,
       overscan: 6,
       // Rows exist only once laid out.
-      key: (r) => this.#model.entries[this.#layout!.entryIndex(r)]!.id,
+      key: (r) => this.#model.id(this.#layout!.entryIndex(r)),
       render: (r) =>
         renderTreeRow(this.#layout!.row(r), this.#model, {
           activePath: this.#position.activePath,
@@ -190,13 +190,13 @@ export class TreePanel {
     const model = this.#model;
     let i = model.indexOf(id) ?? -1;
     while (i >= 0 && layout.rowOfEntry(i) < 0) i = model.parentIndex(i);
-    return i >= 0 ? model.entries[i]!.id : null;
+    return i >= 0 ? model.id(i) : null;
   }
 
   #setRowHeight(): void {
     this.#rowHeight = this.#narrow.matches ? ROW_HEIGHT.touch : ROW_HEIGHT.compact;
     this.#scroll.style.setProperty("--tree-row", `${this.#rowHeight}px`);
-    this.#list.virtualizer.measure();
+    this.#list.remeasure();
     this.#list.refresh();
   }
 
@@ -284,11 +284,11 @@ export class TreePanel {
     let row = currentId === null ? 0 : Math.max(0, layout.rowOfEntry(model.indexOf(currentId) ?? -1));
     const moveTo = (r: number) => {
       row = Math.max(0, Math.min(layout.count - 1, r));
-      this.#cursorId = model.entries[layout.entryIndex(row)]!.id;
+      this.#cursorId = model.id(layout.entryIndex(row));
       this.#list.refresh();
       this.#list.scrollToIndex(row, "auto");
     };
-    const id = () => model.entries[layout.entryIndex(row)]!.id;
+    const id = () => model.id(layout.entryIndex(row));
     switch (event.key) {
       case "ArrowDown":
         moveTo(row + 1);

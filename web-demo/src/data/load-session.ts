@@ -1,26 +1,35 @@
 /**
- * Opening a session for viewing, built so that a 100,000-entry file never blocks the page: the
- * core's streaming reader (scanJsonl) reads it in 1 MiB ranges; each record is checked
- * (sessionHeaderSchema, checkEntry) as it arrives and the entries of each range join the
- * SessionModel before the next range is read, after a yield to the event loop. The core's
- * readSessionFile does the same checks, but after the whole scan, in one task (300 ms for 100,000
- * entries here); SessionManager adds indexes the viewer does not use. Both dialects are read as
- * readSessionFile reads them (seed 003's records decoded, `completeSeed003Entry`); pi files older
- * than version 3 are migrated as the core migrates them (all records at once, as it needs them).
+ * Opening a session for viewing, built so that a 1 GiB file neither blocks the page nor fills it
+ * with objects: the file is read in ranges (16 MiB, three asked for ahead: over `sessionkit serve`
+ * each is a request, and the transfer is most of the time), and its lines are indexed a slice of
+ * at most `sliceMs` at a time with a yield between slices. As the core's lazy reader does
+ * (format/lazy-session-file.ts, docs/DESIGN.md §3), a message line in pi's field order is proved
+ * valid from its bytes (format/message-line.ts) and is not parsed: the model keeps where it is
+ * and what line-skim.ts reads of it (an assistant's usage, model, tool calls and whether it has
+ * text; a tool result's call), and parses it when it is shown. Every other line is parsed and
+ * checked as readSessionFile checks it (entryReader: dialects, second headers, invalid entries),
+ * with the same line numbers and problems. pi files older than version 3 are read by
+ * readSessionFile, which migrates them.
+ *
+ * `readSessionTail` reads only the end of a file: what the app shows of a large session while the
+ * rest is indexed (its leaf and the entries before it in that range).
  *
  * Following: `followSession` reads what was appended since (from the last complete line), on each
  * `watch` notification when the port has `watch`, else by polling its size.
  */
 import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "../../../src/format/types.js";
-import { DialectError, EXPECTED_HEADERS, completeSeed003Entry, decodeRecord, detectDialect, type SessionDialect } from "../../../src/format/dialect.js";
+import { EXPECTED_HEADERS, completeSeed003Entry, decodeRecord, detectDialect, keyInDialect, rejectedKeys, type SessionDialect } from "../../../src/format/dialect.js";
 import { SessionError } from "../../../src/errors.js";
 import { checkEntry } from "../../../src/format/schema.js";
-import { decodeHeader } from "../../../src/format/session-file.js";
-import { migrateRecords } from "../../../src/format/migrate.js";
+import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader } from "../../../src/format/session-file.js";
+import { headerVersion } from "../../../src/format/migrate.js";
+import { concatAll } from "../../../src/format/bytes.js";
+import { messageLineShape, readMessageLine, type MessageLineHead, type MessageLineShape } from "../../../src/format/message-line.js";
 import { parentDir, type StoragePort } from "../../../src/port.js";
-import { scanJsonl, type LineProblem } from "../../../src/format/jsonl-reader.js";
+import { decodeLines, lineDecoder, parseLine, scanJsonl, type LineProblem } from "../../../src/format/jsonl-reader.js";
 import { yieldToEventLoop } from "../model/filters.js";
-import { SessionModel } from "../model/session-model.js";
+import { LineEntry, SessionModel } from "../model/session-model.js";
+import { afterRole, skimAssistant, toolCallIdAt } from "./line-skim.js";
 
 export interface LoadedSession {
   storage: StoragePort;
@@ -36,110 +45,274 @@ export interface LoadedSession {
 }
 
 export interface LoadOptions {
-  /** Bytes read so far of the file's size at the start. */
+  /** Bytes indexed so far of the file's size at the start. */
   onProgress?: (bytesRead: number, totalBytes: number) => void;
-  /** Range size per read (a range's records are parsed and checked in one task). */
+  /** Range size per read. */
   rangeBytes?: number;
+  /** The longest stretch of indexing between two yields to the event loop, in ms. */
+  sliceMs?: number;
+  /** False once the session is no longer wanted (another was opened): loading stops with LoadCancelled. */
+  isCurrent?: () => boolean;
 }
 
-const RANGE_BYTES = 1 << 20;
+/** A load stopped because its session was no longer wanted (LoadOptions.isCurrent). */
+export class LoadCancelled extends Error {
+  constructor(path: string) {
+    super(`${path}: loading stopped, another session was opened`);
+    this.name = "LoadCancelled";
+  }
+}
+
+const RANGE_BYTES = 16 << 20;
+/** Ranges asked for before the one being indexed is done. */
+const READ_AHEAD = 3;
+const SLICE_MS = 8;
+/** Lines indexed between two looks at the clock. */
+const LINES_PER_CLOCK = 32;
+const NEWLINE = 0x0a;
+const LBRACE = 0x7b;
+
+const shapes = new Map<SessionDialect, MessageLineShape>();
+function shapeOf(dialect: SessionDialect): MessageLineShape {
+  let shape = shapes.get(dialect);
+  if (!shape) shapes.set(dialect, (shape = messageLineShape(keyInDialect(dialect, "parentId"), rejectedKeys(dialect))));
+  return shape;
+}
+
+const textDecoder = new TextDecoder();
 
 export async function loadSession(storage: StoragePort, path: string, options: LoadOptions = {}): Promise<LoadedSession> {
-  const total = (await storage.stat(path))?.size ?? 0;
-  let header = null as SessionHeader | null;
-  let dialect: SessionDialect = "pi";
-  let previousTimestamp: unknown;
-  let model = null as SessionModel | null;
-  let legacy = null as Record<string, unknown>[] | null;
-  let batch: SessionEntry[] = [];
-  const problems: LineProblem[] = [];
-  let bytesRead = 0;
+  const rangeBytes = options.rangeBytes ?? RANGE_BYTES;
+  const sliceMs = options.sliceMs ?? SLICE_MS;
+  const size = (await storage.stat(path))?.size ?? 0;
+  const decoder = lineDecoder();
+  const scanProblems: LineProblem[] = [];
+  let session: { dialect: SessionDialect; model: SessionModel; reader: EntryReader; shape: MessageLineShape } | null = null;
+  /** The file needs a migration: readSessionFile reads it. */
+  let handOver = false;
+  let line = 0;
+  /** Entries read since they last joined the model. */
+  let batch: (SessionEntry | LineEntry)[] = [];
+  let previousId: string | null = null;
 
-  const accept = (record: Record<string, unknown>, line: number) => {
-    const entryId = typeof record.id === "string" ? { entryId: record.id } : {};
-    if (detectDialect(record) !== null) {
-      problems.push({ line, kind: "extra-header", message: `line ${line}: a second session header (left by an old fork bug)` });
+  const onRecord = (record: Record<string, unknown>, recordLine: number) => {
+    if (handOver) return;
+    if (session) {
+      const entry = session.reader.read(record, recordLine);
+      if (entry) {
+        batch.push(entry);
+        previousId = entry.id;
+      }
       return;
     }
-    let entry = record;
-    if (dialect !== "pi") {
-      try {
-        entry = decodeRecord(dialect, record);
-      } catch (error) {
-        if (!(error instanceof DialectError)) throw error;
-        problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${error.message}`, ...entryId });
-        return;
-      }
-      previousTimestamp = completeSeed003Entry(entry, previousTimestamp);
+    const dialect = detectDialect(record);
+    const decoded = dialect === null ? null : decodeHeader(dialect, record);
+    if (dialect === null || !decoded?.success) {
+      const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
+      throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected ${EXPECTED_HEADERS})`, { path });
     }
-    const check = checkEntry(entry);
-    if (check.ok) batch.push(entry as unknown as SessionEntry);
-    else problems.push({ line, kind: "invalid-entry", message: `line ${line}: invalid entry: ${check.problem}`, ...entryId });
+    if (dialect === "pi" && headerVersion(record) < CURRENT_SESSION_VERSION) {
+      handOver = true;
+      return;
+    }
+    session = { dialect, model: new SessionModel(decoded.data, [], dialect), reader: entryReader(dialect, decoded.data), shape: shapeOf(dialect) };
   };
 
-  // Between ranges: the entries read so far join the model, then the page gets its turn.
-  const pacedPort = readOnlyView(storage, async (p, range) => {
-    if (model && batch.length > 0) {
-      model.append(batch);
-      batch = [];
-    }
-    await yieldToEventLoop();
-    const bytes = await storage.read(p, range);
-    bytesRead += bytes?.length ?? 0;
-    options.onProgress?.(Math.min(bytesRead, total), total);
-    return bytes;
-  });
+  const flush = () => {
+    if (session && batch.length > 0) session.model.append(batch);
+    batch = [];
+  };
 
-  const scan = await scanJsonl(
-    pacedPort,
-    path,
-    (record, line) => {
-      if (legacy) {
-        legacy.push(record);
-        return;
+  /** A proved line as the model keeps it, or null when it is to be parsed (what line-skim.ts cannot read). */
+  const lineEntry = (head: MessageLineHead, bytes: Uint8Array, from: number, range: () => number): LineEntry | null => {
+    const facts = head.role === "assistant" ? skimAssistant(bytes, afterRole(head.timestampEnd, head.role)) : undefined;
+    if (facts === null) return null;
+    const entry = new LineEntry(head.id, head.parentId, head.role, range(), from, head.end, head.timestampStart, head.timestampEnd);
+    entry.assistant = facts;
+    if (head.role === "toolResult") entry.toolCallId = toolCallIdAt(bytes, head.toolCallIdStart, head.toolCallIdEnd);
+    return entry;
+  };
+
+  /**
+   * Indexes the lines of `bytes` from `from` (file offset `offset`) up to the last "\n", yielding
+   * every `sliceMs`; returns where the unfinished last line starts.
+   */
+  const onLines = async (bytes: Uint8Array, from: number, offset: number): Promise<number> => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    let rangeNumber = -1;
+    // The range is kept by the model only once it holds an unparsed line.
+    const range = () => (rangeNumber >= 0 ? rangeNumber : (rangeNumber = session!.model.addBytes(bytes)));
+    let deadline = performance.now() + sliceMs;
+    let lines = 0;
+    while (from < bytes.length && !handOver) {
+      if (++lines % LINES_PER_CLOCK === 0 && performance.now() > deadline) {
+        flush();
+        options.onProgress?.(Math.min(offset, size), size);
+        await yieldToEventLoop();
+        if (options.isCurrent?.() === false) throw new LoadCancelled(path);
+        deadline = performance.now() + sliceMs;
       }
-      if (!header) {
-        const found = detectDialect(record);
-        const parsed = found === null ? null : decodeHeader(found, record);
-        if (found === null || !parsed?.success) {
-          const what = typeof record.type === "string" ? `first record has type ${JSON.stringify(record.type)}` : "first record is not a session header";
-          throw new SessionError("not-a-session", `${path} is not a session file: ${what} (expected ${EXPECTED_HEADERS})`, { path });
+      line++;
+      if (session && bytes[from] === LBRACE) {
+        const head = readMessageLine(bytes, view, from, bytes.length, session.shape, previousId);
+        const entry = head && lineEntry(head, bytes, from, range);
+        if (head && entry) {
+          // Only seed 003 needs it: a later entry without a timestamp takes this one's.
+          if (session.dialect !== "pi") session.reader.skip(textDecoder.decode(bytes.subarray(head.timestampStart, head.timestampEnd)));
+          batch.push(entry);
+          previousId = head.id;
+          offset += head.end + 1 - from;
+          from = head.end + 1;
+          continue;
         }
-        dialect = found;
-        header = parsed.data;
-        previousTimestamp = header.timestamp;
-        if (dialect !== "pi" || header.version === CURRENT_SESSION_VERSION) model = new SessionModel(header);
-        else legacy = [record];
-        return;
       }
-      accept(record, line);
-    },
-    { chunkSize: options.rangeBytes ?? RANGE_BYTES },
-  );
-  if (!scan) throw new SessionError("entry-not-found", `${path}: no such session file`, { path });
-  if (!header) {
-    const problem = scan.problems[0]?.message ?? "the file is empty";
-    throw new SessionError("not-a-session", `${path} is not a session file: ${problem}`, { path });
+      const newline = bytes.indexOf(NEWLINE, from);
+      if (newline < 0) {
+        line--; // not a line yet
+        break;
+      }
+      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
+      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, onRecord, scanProblems);
+      offset += newline + 1 - from;
+      from = newline + 1;
+    }
+    return from;
+  };
+
+  // Ranges are read ahead while earlier ones are indexed (as the core's lazy reader does); only
+  // ranges within the size the file had are asked for ahead, so none is read that is not needed.
+  const reads: Array<Promise<Uint8Array | null>> = [];
+  let requested = 0;
+  const readAhead = () => {
+    reads.push(storage.read(path, { offset: requested, length: rangeBytes }));
+    requested += rangeBytes;
+  };
+  readAhead();
+  /** File offset of the first byte not yet part of a handled line. */
+  let lineStart = 0;
+  let carry: Uint8Array[] = [];
+  let missing = false;
+  try {
+    while (reads.length > 0 && !handOver) {
+      while (reads.length < READ_AHEAD && requested < size) readAhead();
+      const chunk = await reads.shift()!;
+      if (options.isCurrent?.() === false) throw new LoadCancelled(path);
+      if (chunk === null) {
+        missing = lineStart === 0 && carry.length === 0;
+        break;
+      }
+      if (chunk.length === 0) break;
+      const last = chunk.length < rangeBytes;
+      // A file that grew since its size was read is read on, one range at a time.
+      if (!last && reads.length === 0) readAhead();
+      let from = 0;
+      if (carry.length > 0) {
+        const newline = chunk.indexOf(NEWLINE);
+        if (newline < 0) {
+          carry.push(chunk);
+          if (last) break;
+          continue;
+        }
+        // The line that started in an earlier range, with its "\n": a range of its own.
+        const joined = concatAll([...carry, chunk.subarray(0, newline + 1)]);
+        carry = [];
+        await onLines(joined, 0, lineStart);
+        lineStart += joined.length;
+        from = newline + 1;
+      }
+      const rest = await onLines(chunk, from, lineStart);
+      lineStart += rest - from;
+      if (rest < chunk.length) carry.push(chunk.subarray(rest));
+      flush();
+      options.onProgress?.(Math.min(lineStart, size), size);
+      if (last) break;
+    }
+    // Ranges still asked for (the file shrank, or the full read takes over): their failures count too.
+    await Promise.all(reads.splice(0));
+  } finally {
+    for (const read of reads) read.catch(() => {});
   }
-  problems.push(...scan.problems);
-  let migratedFrom: number | null = null;
-  if (legacy) {
-    migratedFrom = migrateRecords(legacy);
-    model = new SessionModel(legacy[0] as SessionHeader);
-    // Line numbers of migrated records are not tracked (migration may rewrite them): 0.
-    for (const record of legacy.slice(1)) accept(record, 0);
+  if (missing) throw new SessionError("entry-not-found", `${path}: no such session file`, { path });
+
+  const completeBytes = lineStart;
+  const tailBytes = carry.length > 0 ? concatAll(carry) : null;
+  if (tailBytes && !handOver) {
+    const text = decodeLines(decoder, tailBytes, lineStart);
+    if (text.trim() !== "") {
+      line++;
+      const before = scanProblems.length;
+      if (!parseLine(text, line, { offset: lineStart, length: tailBytes.length }, onRecord, scanProblems, true)) {
+        scanProblems.length = before;
+        scanProblems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
+      }
+    }
   }
-  model!.append(batch);
-  problems.sort((a, b) => a.line - b.line);
-  return { storage, path, model: model!, problems, migratedFrom, dialect, completeBytes: scan.completeBytes };
+  flush();
+  options.onProgress?.(Math.min(lineStart + (tailBytes?.length ?? 0), size), size);
+
+  const opened = session as { dialect: SessionDialect; model: SessionModel; reader: EntryReader } | null; // assigned in onRecord, out of the compiler's sight
+  if (handOver) {
+    const migrated = await readMigrated(storage, path);
+    options.onProgress?.(size, size);
+    return migrated;
+  }
+  if (!opened) throw new SessionError("not-a-session", `${path} is not a session file: ${scanProblems[0]?.message ?? "the file is empty"}`, { path });
+  return { storage, path, model: opened.model, problems: sortByLine([...scanProblems, ...opened.reader.problems]), migratedFrom: null, dialect: opened.dialect, completeBytes };
 }
 
-/** A port that reads through `read` and refuses every write (the viewer never writes a session). */
-function readOnlyView(storage: StoragePort, read: StoragePort["read"]): StoragePort {
-  const refuse = async () => {
-    throw new SessionError("read-only", "the viewer reads sessions; it does not write them");
-  };
-  return { kind: storage.kind, read, stat: (p) => storage.stat(p), list: (d) => storage.list(d), append: refuse, write: refuse, truncate: refuse, remove: refuse };
+/** A file older than version 3, read by readSessionFile, which migrates it. */
+async function readMigrated(storage: StoragePort, path: string): Promise<LoadedSession> {
+  const read = await readSessionFile(storage, path);
+  if (read.kind !== "session") throw new SessionError("entry-not-found", `${path}: the session file went away while it was read`, { path });
+  const model = new SessionModel(read.header, read.entries, read.dialect);
+  return { storage, path, model, problems: read.problems, migratedFrom: read.migratedFrom, dialect: read.dialect, completeBytes: read.extent.completeBytes };
+}
+
+/** What `readSessionTail` found at the end of a file. */
+export interface SessionTail {
+  /** The header and the entries of the range read (parents before it are missing: those entries are roots). */
+  model: SessionModel;
+  /** The file's size when read. */
+  size: number;
+}
+
+/**
+ * The header and the last `tailBytes` of a session file (from its first complete line), as a
+ * model of their own: the file's leaf and the entries before it that the range holds. Null when
+ * the file is no longer than that (read it whole), needs a migration, or is not a session: the
+ * whole read says what it is.
+ */
+export async function readSessionTail(storage: StoragePort, path: string, tailBytes: number): Promise<SessionTail | null> {
+  const size = (await storage.stat(path))?.size ?? 0;
+  if (size <= tailBytes) return null;
+  const [start, end] = await Promise.all([storage.read(path, { offset: 0, length: Math.min(64 << 10, size) }), storage.read(path, { offset: size - tailBytes, length: tailBytes })]);
+  const firstNewline = start?.indexOf(NEWLINE) ?? -1;
+  if (!start || !end || firstNewline < 0) return null;
+  let record: unknown;
+  try {
+    record = JSON.parse(textDecoder.decode(start.subarray(0, firstNewline)));
+  } catch {
+    return null;
+  }
+  if (typeof record !== "object" || record === null) return null;
+  const dialect = detectDialect(record);
+  const decoded = dialect === null ? null : decodeHeader(dialect, record as Record<string, unknown>);
+  if (dialect === null || !decoded?.success || (dialect === "pi" && headerVersion(record as Record<string, unknown>) < CURRENT_SESSION_VERSION)) return null;
+  const reader = entryReader(dialect, decoded.data as SessionHeader);
+  const entries: SessionEntry[] = [];
+  // The range starts inside a line: the lines after its first "\n" are whole (line numbers do not matter here).
+  const text = textDecoder.decode(end.subarray(end.indexOf(NEWLINE) + 1));
+  for (const lineText of text.split("\n")) {
+    if (lineText.trim() === "") continue;
+    parseLine(lineText, 0, { offset: 0, length: 0 }, (value) => {
+      const entry = reader.read(value, 0);
+      if (entry) entries.push(entry);
+    }, []);
+  }
+  const last = entries.at(-1);
+  // seed 003's leaf entry naming an entry before the range: the file's leaf is not in it.
+  if (last?.type === "leaf" && typeof last.targetId === "string" && !entries.some((e) => e.id === last.targetId)) return null;
+  return { model: new SessionModel(decoded.data as SessionHeader, entries, dialect), size };
 }
 
 export interface SessionFollower {
@@ -194,7 +367,7 @@ export async function followSession(session: LoadedSession, options: FollowOptio
     if (stopped || !scan) return;
     session.completeBytes = scan.completeBytes;
     const added = model.append(entries);
-    if (added.length > 0) options.onAppend(added);
+    if (added.length > 0) options.onAppend(added.map((i) => model.entry(i)));
   };
 
   // One read at a time; a notification during a read schedules one more.

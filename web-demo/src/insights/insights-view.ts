@@ -80,7 +80,7 @@ export async function showInsights(link: InsightsLink, host: InsightsHost): Prom
   host.pane.append(panel);
   if (link.scope === "session") {
     if (!current) body.append(el("p", { class: "empty" }, "No session is open."));
-    else renderSession(body, current.session.model.sessionName() ?? `Session: ${current.session.model.header.id}`, sessionInsights(current.session.model.header, current.session.model.entries, link.leafId ?? current.leafId));
+    else renderSession(body, current.session.model.sessionName() ?? `Session: ${current.session.model.header.id}`, sessionInsights(current.session.model.header, current.session.model.allEntries(), link.leafId ?? current.leafId));
   } else await renderStore(body, host);
   // Keys go to the view (Esc closes it); the reader starts at its top.
   heading.focus({ preventScroll: true });

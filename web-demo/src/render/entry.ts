@@ -41,29 +41,6 @@ export interface EntryView {
 /** Lines shown before "... (N more lines)": pi's numbers. */
 const PREVIEW_LINES = { bash: 5, read: 10, write: 10, ls: 20, find: 20, grep: 15, other: 10 } as const;
 
-/** Whether the message list shows an entry (cheap: decides without rendering). */
-export function isListed(entry: SessionEntry, view: Pick<EntryView, "model">): boolean {
-  switch (entry.type) {
-    case "label":
-    case "custom":
-    case "session_info":
-    case "leaf":
-      return false;
-    case "custom_message":
-      return entry.display !== false;
-    case "message": {
-      const message = entry.message;
-      if (isObject(message) && message.role === "toolResult") {
-        const callId = str(message.toolCallId);
-        return !(callId && view.model.toolCalls.has(callId));
-      }
-      return true;
-    }
-    default:
-      return true;
-  }
-}
-
 /** The list item for an entry, or null for entries the list does not show (tool results are shown with their call). */
 export function renderEntry(entry: SessionEntry, view: EntryView): HTMLElement | null {
   const body = renderBody(entry, view);
@@ -169,7 +146,7 @@ function renderMessage(entry: SessionEntry & { type: "message" }, view: EntryVie
     case "toolResult": {
       // Shown inside the call that asked for it; alone only when no call on record matches.
       const callId = str(message.toolCallId);
-      if (callId && view.model.toolCalls.has(callId)) return null;
+      if (callId && view.model.hasToolCall(callId)) return null;
       const call: ToolCallInfo = { id: callId || entry.id, name: str(message.toolName) || "tool", arguments: {}, entryId: entry.id };
       return { kind: "tool-message", children: [entryTools(entry), renderToolCall(call, entry, view)] };
     }
@@ -216,8 +193,8 @@ function renderAssistant(entry: SessionEntry, message: Block, view: EntryView): 
   for (const block of content) {
     if (isObject(block) && block.type === "toolCall") {
       const id = str(block.id);
-      const call = view.model.toolCalls.get(id) ?? { id: id || `${entry.id}:call`, name: str(block.name) || "tool", arguments: isObject(block.arguments) ? block.arguments : {}, entryId: entry.id };
-      out.push(renderToolCall(call, id ? view.model.toolResults.get(id) : undefined, view));
+      const call = view.model.toolCall(id) ?? { id: id || `${entry.id}:call`, name: str(block.name) || "tool", arguments: isObject(block.arguments) ? block.arguments : {}, entryId: entry.id };
+      out.push(renderToolCall(call, id ? view.model.toolResult(id) : undefined, view));
     }
   }
   if (message.stopReason === "aborted") out.push(el("div", { class: "error-text" }, "Aborted"));

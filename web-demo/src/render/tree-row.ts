@@ -2,7 +2,7 @@
 import type { SessionEntry } from "../../../src/format/types.js";
 import { contentText } from "../model/content-text.js";
 import type { SessionModel } from "../model/session-model.js";
-import { treePrefix, type TreeRow } from "../model/tree-layout.js";
+import { treePrefix, type EntrySet, type TreeRow } from "../model/tree-layout.js";
 import { el, forkIcon, oneLine, shortenPath, type Child } from "./dom.js";
 
 type Block = Record<string, unknown>;
@@ -57,7 +57,7 @@ export function entryRowText(entry: SessionEntry, model: SessionModel): Child[] 
         return [span("role-assistant", "assistant:"), " ", span("muted", "(no text)")];
       }
       if (role === "toolResult") {
-        const call = model.toolCalls.get(str(message.toolCallId));
+        const call = model.toolCall(str(message.toolCallId));
         return [span("role-tool", call ? formatToolCall(call.name, call.arguments) : `[${str(message.toolName) || "tool"}]`)];
       }
       if (role === "bashExecution") return [span("role-tool", "[bash]:"), ` ${oneLine(str(message.command))}`];
@@ -86,7 +86,7 @@ export function entryRowText(entry: SessionEntry, model: SessionModel): Child[] 
 
 export interface TreeRowState {
   /** Entries on the root → viewed leaf path, by number (shaded). */
-  activePath: ReadonlySet<number>;
+  activePath: EntrySet;
   /** The viewed leaf (bold, marked ●). */
   leafId: string | null;
   /** The entry being read in the messages (or its nearest listed ancestor). */
