@@ -77,7 +77,7 @@ const SPLIT_SCENARIOS: SplitScenario[] = [
   {
     name: "split: SessionManager + indexedDbStorage, secrets scan lazy",
     app: SM_APP,
-    feature: `export { scanSessions, findSecrets, redactRecord } from "sessionkit";\n`,
+    feature: `export { scanSessions, findSecrets, redactRecord } from "sessionkit/secrets";\n`,
     featureOnly: /^sessionkit: dist\/src\/secrets\//,
     leakFails: true,
   },
