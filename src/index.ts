@@ -1,7 +1,8 @@
 /**
- * `sessionkit`: the application API. Sessions (SessionManager), listing, search, secrets, prompt
- * history, archives, following a session another process writes, and the types and errors these hand out.
+ * `sessionkit`: the application API. Sessions (SessionManager), listing, search, prompt history,
+ * archives, following a session another process writes, and the types and errors these hand out.
  * A storage comes from an adapter (`sessionkit/adapters/*`); writing one: `sessionkit/adapter-kit`.
+ * Finding and redacting secrets: `sessionkit/secrets`.
  *
  * @module sessionkit
  */
@@ -55,11 +56,6 @@ export { searchSessions, type SearchOptions, type SearchHit } from "./search/sea
 export { configureSqlite, type SqliteOptions } from "./search/sqlite.js";
 export { SEARCH_SOURCES, DEFAULT_SOURCES, type SearchSource } from "./search/text.js";
 export type { RefreshCounter as SearchIndexProgress } from "./search/search-index.js";
-
-// Secrets: finding them in sessions, and redacting them from copies that leave
-export { findSecrets, type FindOptions, type SecretMatch } from "./secrets/detect.js";
-export { scanSessions, scanSessionFile, findSecretsInRecord, type SecretFinding, type ScanOptions, type ScanResult, type ScanProgress } from "./secrets/scan.js";
-export { redactRecord, type RedactionCounts } from "./secrets/redact.js";
 
 // Prompt history
 export { PromptHistory, type PromptHistoryOptions } from "./history/prompt-history.js";

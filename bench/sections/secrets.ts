@@ -7,7 +7,7 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
-import { scanSessionFile, scanSessions, type SecretFinding } from "../../src/index.js";
+import { scanSessionFile, scanSessions, type SecretFinding } from "../../src/secrets/index.js";
 import { SECRETS_DIR } from "../../src/secrets/scan.js";
 import { readSince } from "../../src/session/file-resume.js";
 import { bundleCli, runCli } from "../../test/shared/cli-runner.js";

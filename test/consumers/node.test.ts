@@ -1,6 +1,7 @@
 /**
- * The installed package in Node: the README's Node quick start runs as a user's ES module, and
- * `npx sessionkit` serves the viewer and writes an HTML export, as from the repository.
+ * The installed package in Node: the README's Node quick start runs as a user's ES module,
+ * `sessionkit/secrets` scans and redacts, and `npx sessionkit` serves the viewer and writes an
+ * HTML export, as from the repository.
  */
 import { spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
@@ -45,6 +46,30 @@ describe("the package in Node", () => {
     expect(result.stdout.trim()).toMatch(/^[0-9a-f]{8} 2 hi$/);
     const projects = await readdir(join(home, ".pi/agent/sessions"));
     expect(projects).toHaveLength(1);
+  });
+
+  it("sessionkit/secrets finds and redacts a secret; the root module leaves the scanner out", async () => {
+    const dir = join(consumer, "secrets-subpath");
+    await mkdir(dir, { recursive: true });
+    const entry = { type: "message", id: "a1b2c3d4", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: [{ type: "text", text: "export STRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc" }] } };
+    await writeFile(
+      join(dir, "secrets.mjs"),
+      [
+        'import { findSecrets, redactRecord } from "sessionkit/secrets";',
+        'import * as root from "sessionkit";',
+        `const entry = ${JSON.stringify(entry)};`,
+        "const counts = {};",
+        "const redacted = redactRecord(entry, counts).message.content[0].text;",
+        'console.log(JSON.stringify({ kinds: findSecrets(entry.message.content[0].text).map((match) => match.kind), redacted, counts, rootHasScanner: "findSecrets" in root }));',
+      ].join("\n"),
+    );
+    const result = await runOk("node", ["secrets.mjs"], dir);
+    expect(JSON.parse(result.stdout)).toEqual({
+      kinds: ["stripe-access-token"],
+      redacted: "export STRIPE_KEY=[REDACTED:stripe-access-token]",
+      counts: { "stripe-access-token": 1 },
+      rootHasScanner: false,
+    });
   });
 
   it("npx sessionkit --help and ls work from the installed bin", async () => {

@@ -16,6 +16,7 @@ const consumer = inject("consumer");
 const BROWSER_SPECIFIERS = [
   "sessionkit",
   "sessionkit/adapter-kit",
+  "sessionkit/secrets",
   "sessionkit/adapters/memory",
   "sessionkit/adapters/indexeddb",
   "sessionkit/adapters/opfs",

@@ -17,19 +17,19 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "ArchiveError", "CURRENT_SESSION_VERSION", "DEFAULT_LIMITS", "DEFAULT_SOURCES", "HistoryError", "PromptHistory",
       "SEARCH_SOURCES", "SessionError", "SessionManager", "SessionTail", "StorageError", "buildSessionContext", "buildTree", "configureSqlite",
-      "deleteSessionWithBlobs", "exportArchive", "findMostRecentSession", "findSecrets", "findSecretsInRecord", "getRecentSessions", "importArchive",
+      "deleteSessionWithBlobs", "exportArchive", "findMostRecentSession", "getRecentSessions", "importArchive",
       "importSessionFiles", "isArchiveError", "isSessionError", "isStorageError", "listAllSessions", "listSessions",
-      "readHistoryDb", "redactRecord", "scanSessionFile", "scanSessions", "searchSessions", "verifyArchive",
+      "readHistoryDb", "searchSessions", "verifyArchive",
     ],
     types: [
       "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
       "CompactionEntry", "ConflictPolicy", "ContextModel", "ContextOptions", "CustomEntry", "CustomMessageEntry",
       "DeleteSessionOptions", "DeleteSessionResult", "DirEntry", "ExportOptions", "ExportSessionSpec", "ExportSummary",
-      "FileExtent", "FileStat", "FileToWrite", "FindOptions", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
+      "FileExtent", "FileStat", "FileToWrite", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",
       "ImportAction", "ImportOptions", "ImportSummary", "ImportedSession", "KnownSessionEntry", "LabelEntry", "LeafEntry",
       "LineProblem", "LineProblemKind", "ListOptions", "MessageEntry", "ModeChangeEntry", "ModelChangeEntry", "NewSessionOptions",
-      "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "RedactionCounts", "ScanOptions",
-      "ScanProgress", "ScanResult", "SearchHit", "SearchIndexProgress", "SearchOptions", "SearchSource", "SecretFinding", "SecretMatch",
+      "PromptHistoryOptions", "ReadArchiveOptions", "RecentSessionInfo", "RecentSessionsOptions", "SearchHit", "SearchIndexProgress",
+      "SearchOptions", "SearchSource",
       "SessionContext", "SessionDialect", "SessionEntry",
       "SessionErrorCode", "SessionFileInput", "SessionFollow", "SessionHeader", "SessionInfo", "SessionInfoEntry",
       "SessionInitEntry", "SessionManagerOptions", "SessionTreeNode", "SqliteOptions", "StorageErrorCode", "StorageLock", "StoragePort",
@@ -47,6 +47,10 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   "./testing": {
     values: ["checksum", "describePortConformance", "expectStorageError", "pseudoRandomBytes", "waitFor"],
     types: ["PortCapabilities", "PortUnderTest"],
+  },
+  "./secrets": {
+    values: ["findSecrets", "findSecretsInRecord", "redactRecord", "scanSessionFile", "scanSessions"],
+    types: ["FindOptions", "RedactionCounts", "ScanOptions", "ScanProgress", "ScanResult", "SecretFinding", "SecretMatch"],
   },
   "./adapters/memory": {
     values: ["memoryStorage"],
