@@ -1,27 +1,14 @@
 /**
- * zod schemas for the canonical header and every canonical entry type (files of every dialect
- * are checked after decoding). Objects are loose: fields this
+ * zod schemas for every canonical entry type (files of every dialect are checked after decoding;
+ * the header is checked in header.ts). Objects are loose: fields this
  * kit does not name are kept, so entries round-trip unchanged.
  */
 import * as z from "zod/mini";
 
-// Refinements rather than z.int(), z.positive() and z.minLength(): those bring zod's number-format
-// and length checks into every app that opens a session (`npm run size`, SessionManager +
-// indexedDbStorage: 662 bytes gzipped).
-/** A version is a positive safe integer (what z.int() and z.positive() allow together). */
-const positiveInteger = z.refine<number>((value) => Number.isSafeInteger(value) && value > 0);
+// A refinement rather than z.minLength(): that brings zod's length checks into every app that
+// opens a session (`npm run size`, SessionManager + indexedDbStorage).
 /** The message is the one describeIssue gave z.minLength(1)'s issue. */
 const nonEmpty = z.refine<string>((value) => value !== "", { error: "expected string of length >= 1" });
-
-export const sessionHeaderSchema = z.looseObject({
-  type: z.literal("session"),
-  id: z.string(),
-  version: z.optional(z.number().check(positiveInteger)),
-  timestamp: z.optional(z.string()),
-  cwd: z.optional(z.string()),
-  parentSession: z.optional(z.string()),
-  title: z.optional(z.string()),
-});
 
 const base = {
   id: z.string().check(nonEmpty),

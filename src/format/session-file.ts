@@ -1,6 +1,7 @@
 /**
- * Reading a session file: the header checked with zod, the rest streamed, decoded from its dialect
- * (format/dialect.ts), migrated in memory (pi's dialect has versions; seed 003's has none).
+ * Reading a session file: the header checked (header.ts), the entries with zod (schema.ts), the
+ * rest streamed, decoded from its dialect (format/dialect.ts), migrated in memory (pi's dialect has
+ * versions; seed 003's has none).
  */
 import type { StoragePort } from "../port.js";
 import { SessionError } from "../errors.js";
@@ -8,9 +9,13 @@ import { recordHoldsBlobRef } from "../blobs/blob-store.js";
 import { concatAll, type ReusedEncodeBuffer } from "./bytes.js";
 import { scanJsonl, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { migrateRecords } from "./migrate.js";
-import { checkEntry, sessionHeaderSchema } from "./schema.js";
+import { checkEntry } from "./schema.js";
+import { decodeHeader } from "./header.js";
 import { completeSeed003Entry, EXPECTED_HEADERS, decodeRecord, DialectError, detectDialect, encodeRecord, type SessionDialect } from "./dialect.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
+
+// Where readers of session files have always found it.
+export { decodeHeader };
 
 export type SessionFileRead =
   | { kind: "missing" }
@@ -145,18 +150,6 @@ export function sortByLine(problems: LineProblem[]): LineProblem[] {
 
 function entryIdOf(record: Record<string, unknown>): { entryId?: string } {
   return typeof record.id === "string" ? { entryId: record.id } : {};
-}
-
-/** The header record decoded and checked; the parsed (canonical) header keeps every field. */
-export function decodeHeader(dialect: SessionDialect, record: Record<string, unknown>): { success: true; data: SessionHeader } | { success: false } {
-  let decoded: Record<string, unknown>;
-  try {
-    decoded = decodeRecord(dialect, record);
-  } catch (error) {
-    if (error instanceof DialectError) return { success: false };
-    throw error;
-  }
-  return sessionHeaderSchema.safeParse(decoded).success ? { success: true, data: decoded as SessionHeader } : { success: false };
 }
 
 /** The bytes of a session in `dialect`: its canonical header and entries encoded, one line each. */

@@ -4,9 +4,8 @@
  * mtime are unchanged costs nothing; one that grew is read from that point; a rewrite is read
  * again in full. A warm listing reads one catalog file per directory: O(sessions), not O(text).
  */
-import * as z from "zod/mini";
 import { detectDialect } from "../format/dialect.js";
-import { decodeHeader } from "../format/session-file.js";
+import { decodeHeader } from "../format/header.js";
 import type { SessionInfo } from "../format/types.js";
 import { joinPath, type DirEntry, type StoragePort } from "../port.js";
 import { isUnchanged, readFirstLine, readSince, type ReadPoint } from "./file-resume.js";
@@ -35,18 +34,36 @@ export const CATALOG_DIR = ".sessionkit/catalog";
 const CATALOG_VERSION = 4;
 const CONCURRENCY = 8;
 
-const readPointShape = { size: z.number(), mtimeMs: z.number(), offset: z.number(), header: z.string(), fingerprint: z.string() };
-const catalogEntrySchema = z.object({
-  ...readPointShape,
-  // The summary's other fields are taken as written: the catalog is this kit's own cache.
-  summary: z.looseObject({ valid: z.boolean(), records: z.number(), messageCount: z.number() }),
-});
-// `files` maps names to entries: an object whose every key is an entry. Not z.record(): the catalog
-// is JSON (plain objects, string keys), and $ZodRecord (key schemas, numeric keys) would add 675
-// bytes gzipped to every app that uses SessionManager (`npm run size`).
-const catalogSchema = z.object({ version: z.literal(CATALOG_VERSION), files: z.catchall(z.object({}), catalogEntrySchema) });
 type CatalogEntry = ReadPoint & { summary: SessionSummary };
 type Catalog = { version: typeof CATALOG_VERSION; files: Record<string, CatalogEntry> };
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * An entry a listing may trust: its read point, and a summary whose counts and validity are of
+ * their types (its other fields are taken as written: the catalog is this kit's own cache).
+ * Checked by hand, not by a zod schema: loading zod and building the schema cost a warm
+ * `sessionkit ls` ~15 ms of CPU, for a few `typeof` tests.
+ */
+function isCatalogEntry(value: unknown): value is CatalogEntry {
+  if (!isPlainObject(value) || !isPlainObject(value.summary)) return false;
+  const { size, mtimeMs, offset, header, fingerprint, summary } = value;
+  return (
+    typeof size === "number" &&
+    typeof mtimeMs === "number" &&
+    typeof offset === "number" &&
+    typeof header === "string" &&
+    typeof fingerprint === "string" &&
+    typeof summary.valid === "boolean" &&
+    typeof summary.records === "number" &&
+    typeof summary.messageCount === "number"
+  );
+}
+
+/** A catalog of this version whose `files` maps every name to an entry. */
+function isCatalog(value: unknown): value is Catalog {
+  return isPlainObject(value) && value.version === CATALOG_VERSION && isPlainObject(value.files) && Object.values(value.files).every(isCatalogEntry);
+}
 
 function catalogPath(dir: string): string {
   return joinPath(CATALOG_DIR, `${encodeURIComponent(dir)}.json`);
@@ -56,8 +73,8 @@ async function readCatalog(storage: StoragePort, dir: string): Promise<Catalog> 
   const bytes = await storage.read(catalogPath(dir)).catch(() => null);
   if (bytes) {
     try {
-      const parsed = catalogSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
-      if (parsed.success) return parsed.data as unknown as Catalog;
+      const catalog: unknown = JSON.parse(new TextDecoder().decode(bytes));
+      if (isCatalog(catalog)) return catalog;
     } catch {
       // a damaged catalog is only a cache: rebuild it
     }

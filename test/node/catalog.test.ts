@@ -55,6 +55,39 @@ describe("the catalog", () => {
     expect(info!.firstMessage).toBe("the real first message");
     expect(info!.messageCount).toBe(1);
   });
+
+  // Each damage beside a tampered first message: a catalog trusted in spite of it would list "tampered".
+  it.each<[string, (catalog: { version: unknown; files: Record<string, Record<string, unknown> & { summary: Record<string, unknown> }> }) => unknown]>([
+    ["another version", (catalog) => ({ ...catalog, version: 3 })],
+    ["files as an array", (catalog) => ({ ...catalog, files: Object.values(catalog.files) })],
+    ["an entry without its fingerprint", (catalog) => ({ ...catalog, files: { "one.jsonl": { ...catalog.files["one.jsonl"], fingerprint: undefined } } })],
+    ["an entry whose size is a string", (catalog) => ({ ...catalog, files: { "one.jsonl": { ...catalog.files["one.jsonl"], size: "1" } } })],
+    ["a summary whose validity is not a boolean", (catalog) => ({ ...catalog, files: { "one.jsonl": { ...catalog.files["one.jsonl"], summary: { ...catalog.files["one.jsonl"]!.summary, valid: 1 } } } })],
+    ["a summary that is not an object", (catalog) => ({ ...catalog, files: { "one.jsonl": { ...catalog.files["one.jsonl"], summary: "tampered" } } })],
+    ["JSON that is not an object", () => null],
+  ])("is rebuilt, not trusted, with %s", async (_, damage) => {
+    const storage = memoryStorage();
+    await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
+    await SessionManager.list(storage, "", { sessionDir: DIR });
+    const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
+    const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!));
+    catalog.files["one.jsonl"].summary.firstMessage = "tampered";
+    await storage.write(catalogFile, encode(JSON.stringify(damage(catalog))));
+    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    expect(info!.firstMessage).toBe("the real first message");
+  });
+
+  it("is trusted when whole: a tampered first message with every field of its type is listed", async () => {
+    const storage = memoryStorage();
+    await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
+    await SessionManager.list(storage, "", { sessionDir: DIR });
+    const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
+    const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!));
+    catalog.files["one.jsonl"].summary.firstMessage = "tampered";
+    await storage.write(catalogFile, encode(JSON.stringify(catalog)));
+    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    expect(info!.firstMessage).toBe("tampered");
+  });
 });
 
 describe("scanJsonl line spans", () => {
