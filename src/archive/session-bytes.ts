@@ -68,6 +68,8 @@ export interface SessionScan {
   inlineImages: boolean;
   problems: LineProblem[];
   tail: JsonlTail;
+  /** Lines of the bytes, as `countLines` counts them. */
+  lines: number;
 }
 
 /**
@@ -83,9 +85,14 @@ const SCAN_CHUNK_BYTES = 64 * 1024;
  * reader's `parseLine` and `parseTail` on the same lines), but keeps no entry: memory is the bytes
  * given plus one line, whatever the number of entries. With `available`, the bytes are still being
  * filled: a line is read once `available` has resolved for its end, so a member is checked while
- * it inflates.
+ * it inflates. Past `maxLines` lines it stops with "too-many-lines".
  */
-export async function scanSessionBytes(bytes: Uint8Array, source: string, available: (end: number) => Promise<void> = async () => {}): Promise<SessionScan> {
+export async function scanSessionBytes(
+  bytes: Uint8Array,
+  source: string,
+  available: (end: number) => Promise<void> = async () => {},
+  maxLines = Number.POSITIVE_INFINITY,
+): Promise<SessionScan> {
   let header: SessionHeader | null = null;
   let dialect: SessionDialect = "pi";
   let previousTimestamp: unknown;
@@ -127,11 +134,13 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
       continue;
     }
     const end = searched + newline;
-    line++;
+    if (++line > maxLines) throw new ArchiveError("too-many-lines", "over limit maxSessionLines", { member: source });
     const text = decodeLines(decoder, bytes.subarray(start, end), start);
     if (text.trim() !== "") parseLine(text, line, { offset: start, length: end - start }, onRecord, lineProblems);
     start = searched = end + 1;
   }
+  const lines = start < bytes.length ? line + 1 : line;
+  if (lines > maxLines) throw new ArchiveError("too-many-lines", "over limit maxSessionLines", { member: source });
   const tail: JsonlTail = start < bytes.length ? parseTail(decoder, bytes.subarray(start), start, line + 1, onRecord, lineProblems) : { kind: "clean" };
   const problems = [...lineProblems, ...invalid].sort((a, b) => a.line - b.line);
   if (header === null) {
@@ -144,7 +153,7 @@ export async function scanSessionBytes(bytes: Uint8Array, source: string, availa
     if (hash) blobHashes.push(hash);
   }
   const version = dialect === "pi" ? headerVersion(header) : CURRENT_SESSION_VERSION;
-  return { dialect, header, version, entryIds, blobHashes, inlineImages, problems, tail };
+  return { dialect, header, version, entryIds, blobHashes, inlineImages, problems, tail, lines };
 }
 
 /**
@@ -198,7 +207,7 @@ export function countLines(bytes: Uint8Array): number {
 }
 
 /** "\n" bytes in `bytes[start, end)`. */
-export function countNewlines(bytes: Uint8Array, start: number, end: number): number {
+function countNewlines(bytes: Uint8Array, start: number, end: number): number {
   const range = bytes.subarray(start, end);
   let count = 0;
   for (let i = range.indexOf(0x0a); i >= 0; i = range.indexOf(0x0a, i + 1)) count++;
