@@ -11,6 +11,7 @@
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, openAsBlob, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify, parseArgs } from "node:util";
@@ -312,6 +313,24 @@ async function benchExport(data: ArchiveData, runs: number, ours: string, peer: 
   ];
 }
 
+/**
+ * CPU time (user + system, ms) of the child processes this process has waited for, from Linux's
+ * /proc/self/stat (cutime + cstime, in clock ticks of 10 ms); a shell's children count in it.
+ */
+function childCpuMs(): number {
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+  // After "pid (comm) ", cutime and cstime are the 14th and 15th fields (stat(5)'s 16 and 17).
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** `run` (a child process), its children's CPU time recorded in `into`. */
+async function countingChildCpu<T>(into: number[], run: () => Promise<T>): Promise<T> {
+  const before = childCpuMs();
+  const result = await run();
+  into.push(childCpuMs() - before);
+  return result;
+}
+
 async function benchImport(data: ArchiveData, runs: number, archive: string): Promise<{ rows: BenchRow[]; unzipSync: Sample }> {
   const oursDir = join(SCRATCH, "import-ours");
   const cliDir = join(SCRATCH, "import-cli");
@@ -322,6 +341,9 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
     freshDir(dir);
     flushDirtyPages();
   };
+  // CPU time of each whole-process run (the warm-up's first, dropped below).
+  const cliCpu: number[] = [];
+  const durableCpu: number[] = [];
   const results = await interleave<unknown>(
     [
       {
@@ -337,7 +359,7 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
         name: "cli",
         before: emptied(cliDir),
         // oh-my-pi's store keeps images as blob files, as this archive does (pi's own inlines them).
-        run: () => execFileAsync(process.execPath, [bin, "--agent", "omp", "--root", cliDir, "--json", "import", archive], { maxBuffer: 1 << 20 }),
+        run: () => countingChildCpu(cliCpu, () => execFileAsync(process.execPath, [bin, "--agent", "omp", "--root", cliDir, "--json", "import", archive], { maxBuffer: 1 << 20 })),
         after: (printed) => {
           const { sessions, blobs } = JSON.parse((printed as { stdout: string }).stdout) as ImportSummary;
           check(sessions.length === 1 && sessions[0]!.action === "created" && blobs.written === IMAGE_COUNT, `the CLI's import: ${JSON.stringify({ sessions, blobs })}`);
@@ -348,11 +370,14 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
         name: "unzip+sync",
         before: emptied(durableDir),
         // coreutils sync with arguments fsyncs each one, as our storage does each file and its directory.
-        run: () => execFileAsync("sh", ["-c", 'unzip -q "$0" -d "$1" && find "$1" -exec sync {} +', archive, durableDir]),
+        run: () => countingChildCpu(durableCpu, () => execFileAsync("sh", ["-c", 'unzip -q "$0" -d "$1" && find "$1" -exec sync {} +', archive, durableDir])),
       },
     ] satisfies Case<unknown>[],
     runs,
   );
+  const [loadAverage1m] = loadavg();
+  const cliCpuTime = summarize(cliCpu.slice(-runs));
+  const durableCpuTime = summarize(durableCpu.slice(-runs));
   // Each did the whole job: the session byte for byte and every blob.
   const id = data.session.slice(data.session.lastIndexOf("_") + 1, -".jsonl".length);
   const source = join(STORE, data.session);
@@ -397,11 +422,21 @@ async function benchImport(data: ArchiveData, runs: number, archive: string): Pr
         "every output checked: the session byte for byte, 200 blobs",
     },
     {
-      ...importAgainstDurable("archive import as a whole process: `sessionkit --agent omp --root <empty dir> import` (bundled bin) vs `unzip -q` then `sync` of every file and directory", "archive.importProcess", cliTime),
+      ...(() => {
+        const row = importAgainstDurable("archive import as a whole process: `sessionkit --agent omp --root <empty dir> import` (bundled bin) vs `unzip -q` then `sync` of every file and directory", "archive.importProcess", cliTime);
+        return {
+          ...row,
+          ours: `${row.ours}, CPU ${formatMs(cliCpuTime.median)}`,
+          peer: `${row.peer}, CPU ${formatMs(durableCpuTime.median)}`,
+          figures: { ...row.figures, oursCpuMs: cliCpuTime.median, unzipSyncCpuMs: durableCpuTime.median, cpuRatioToUnzipSync: cliCpuTime.median / durableCpuTime.median, loadAverage1m },
+        };
+      })(),
       note:
         "ours: the CLI bundled as `npm run build` bundles it, a process per run, start-up and the JSON summary on stdout included, into an empty directory " +
         "laid out as oh-my-pi's store (whose images are blob files, as the archive's; pi's own store keeps them inline, so an import there writes one session of twice the size " +
-        "and no blob files); in the same rounds as the row above, the same checks",
+        "and no blob files); in the same rounds as the row above, the same checks. CPU: user + system time of each process with its children, ours and the peer's " +
+        "(Linux /proc/self/stat cutime + cstime, 10 ms ticks), medians; the machine may be shared, so CPU time is the steadier figure; " +
+        "loadAverage1m: the 1-minute load average after the rounds",
     },
     {
       name: "archive import, ours vs `unzip -q` alone (not durable: no fsync)",

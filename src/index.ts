@@ -77,7 +77,7 @@ export {
   type SessionFileInput,
 } from "./archive/import.js";
 export { verifyArchive, type ArchiveProgress, type ReadArchiveOptions, type VerifySummary } from "./archive/verify.js";
-export type { ArchiveSource } from "./archive/zip-read.js";
+export type { ArchiveRangeSource, ArchiveSource } from "./archive/zip-read.js";
 export { DEFAULT_LIMITS, type ArchiveLimits } from "./archive/limits.js";
 export { ArchiveError, isArchiveError, type ArchiveErrorCode } from "./archive/errors.js";
 

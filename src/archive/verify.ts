@@ -10,7 +10,7 @@ import { ArchiveError } from "./errors.js";
 import { sha256Incremental, type NewCrc32, type NewSha256 } from "./hashes.js";
 import { resolveLimits, type ArchiveLimits } from "./limits.js";
 import { MANIFEST_NAME, parseManifest, sessionMemberName, blobMemberName, type ArchiveManifest, type ManifestSession } from "./manifest.js";
-import { countNewlines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
+import { countLines, scanSessionBytes, type SessionScan } from "./session-bytes.js";
 import { openZip, type ArchiveSource, type InflateRaw, type OpenedZip, type ZipMember } from "./zip-read.js";
 
 /**
@@ -282,28 +282,18 @@ async function verifySession(
   // Hashed as it inflates: crypto.subtle would copy the whole member while the scan runs.
   const hash = await newSha256();
   const inflating = zip.inflate(zip.byName.get(member)!, (chunk) => hash.update(chunk));
-  let counted = 0;
-  let newlines = 0;
-  const available = async (end: number) => {
-    await inflating.available(end);
-    const upTo = Math.min(end, inflating.bytes.length);
-    if (upTo <= counted) return;
-    newlines += countNewlines(inflating.bytes, counted, upTo);
-    counted = upTo;
-    // Stops a scan that is past the limit already; the error is reported below, in its turn.
-    if (newlines > limits.maxSessionLines) throw new ArchiveError("too-many-lines", "over limit maxSessionLines", { member });
-  };
-  const scanned = scanSessionBytes(inflating.bytes, member, available).then(
+  // The scan counts the lines and stops past the limit; that is reported below, in its turn.
+  const scanned = scanSessionBytes(inflating.bytes, member, (end) => inflating.available(end), limits.maxSessionLines).then(
     (scan) => ({ scan }),
     (error: unknown) => ({ error }),
   );
   const bytes = await inflating.done;
   const actual = hash.hex();
   if (actual !== entry.sha256) throw new ArchiveError("manifest-mismatch", `sha256 is ${actual}, the manifest says ${entry.sha256}`, { member });
-  // The newlines the scan has not counted yet, and a last line without one (as countLines has it).
-  const lines = newlines + countNewlines(bytes, counted, bytes.length) + (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? 1 : 0);
-  if (lines > limits.maxSessionLines) throw new ArchiveError("too-many-lines", `${lines} lines, over limit maxSessionLines ${limits.maxSessionLines}`, { member });
   const result = await scanned;
+  // A scan that stopped (at the limit, or at a header that is not one) has not counted them all.
+  const lines = "scan" in result ? result.scan.lines : countLines(bytes);
+  if (lines > limits.maxSessionLines) throw new ArchiveError("too-many-lines", `${lines} lines, over limit maxSessionLines ${limits.maxSessionLines}`, { member });
   if ("error" in result) throw result.error;
   const { scan } = result;
   const problem = scan.problems[0];

@@ -22,7 +22,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       "readHistoryDb", "searchSessions", "verifyArchive",
     ],
     types: [
-      "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
+      "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveRangeSource", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
       "CompactionEntry", "ConflictPolicy", "ContextModel", "ContextOptions", "CustomEntry", "CustomMessageEntry",
       "DeleteSessionOptions", "DeleteSessionResult", "DirEntry", "ExportOptions", "ExportSessionSpec", "ExportSummary",
       "FileExtent", "FileStat", "FileToWrite", "FollowOptions", "FollowUpdate", "HistoryEntry", "HistoryErrorCode", "ImageContent",

@@ -7,6 +7,7 @@ import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
 import { ArchiveError, importArchive, verifyArchive, type ArchiveErrorCode, type ArchiveLimits } from "../../../src/archive/index.js";
+import type { ArchiveRangeSource } from "../../../src/index.js";
 import { SessionManager } from "../../../src/index.js";
 import { nodeArchiveCodecs } from "../../../adapters/node-fs/index.js";
 import { bytesOf, editManifest, patchField, patchUnixMode, rebuildZip, renameMember, zipBytes, zipMembers, type FixtureEntry } from "../../shared/zip-fixtures.js";
@@ -65,6 +66,11 @@ async function withSessionBytes(edit: (text: string) => string): Promise<Uint8Ar
     manifest.sessions[0].bytes = data.length;
     manifest.sessions[0].sha256 = sha256(data);
   });
+}
+
+/** `bytes` as an ArchiveRangeSource: each read a copy of its range, as a file read is. */
+function rangeSource(bytes: Uint8Array): ArchiveRangeSource {
+  return { size: bytes.length, read: async (offset, length) => bytes.slice(offset, offset + length) };
 }
 
 const add = (...extra: FixtureEntry[]) => rebuildZip(base, (members) => [...members, ...extra]);
@@ -264,6 +270,9 @@ describe.each([
 
       const verified = await verifyArchive(bytes, options).catch((e: unknown) => e);
       expect(verified).toMatchObject({ code: hostile.code, member: hostile.member() });
+      // The same bytes read a range at a time, as the CLI reads an archive file.
+      const verifiedByRanges = await verifyArchive(rangeSource(bytes), options).catch((e: unknown) => e);
+      expect(verifiedByRanges).toMatchObject({ code: hostile.code, member: hostile.member() });
     });
   }
 });
