@@ -197,7 +197,7 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
     running = await launch(profile, url);
     await check(running);
     await call("removing the sessions", running.page.evaluate((p) => window.soak.remove(p), paths));
-    const notes = [`${tornTails} torn records at the end of a LevelDB log (IndexedDB's, OPFS's directory) after a kill${trimTornLogs ? ", cut back before the relaunch" : ", left as they were"}`];
+    const notes = [`torn LevelDB log tails (IndexedDB's, OPFS's directory) after a kill: ${tornTails}, ${trimTornLogs ? "cut back before the relaunch" : "left as they were"}`];
     return { kills, acknowledged, lost, problems, notes };
   } finally {
     if (running) await killBrowser(running);
