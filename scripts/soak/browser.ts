@@ -8,6 +8,12 @@
  * each session, and nothing but a torn last line may be reported. Then the page appends again to
  * the same sessions (repairing a torn tail), until the next kill. Sessions rotate every
  * KILLS_PER_SESSION kills (the old ones are removed), so each stays small.
+ *
+ * Between a kill and the relaunch, a torn record at the end of a LevelDB log of IndexedDB's (or of
+ * OPFS's directory) is cut back (./leveldb-log.ts): Chromium would append after it and, at the
+ * following launch, delete the origin's whole database as corrupt, with every entry in it.
+ * `trimTornLogs: false` leaves them, to see that happen; Chromium's report of it (`dataLoss`) is a
+ * problem either way.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -18,6 +24,7 @@ import { chromium, type Browser, type Page } from "playwright";
 import { createServer } from "vite";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { mulberry32 } from "../../test/shared/prng.js";
+import { trimTornLogTails } from "./leveldb-log.js";
 import type { Backend, Paths, ReadBack } from "./page/main.js";
 import type { SoakResult } from "./result.js";
 
@@ -25,6 +32,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PROJECT = join(HERE, "..", "..");
 const BACKENDS: readonly Backend[] = ["indexeddb", "opfs"];
 const KILLS_PER_SESSION = 10;
+/** Where the profile keeps the LevelDBs of the storage under test: IndexedDB's, and OPFS's directory. */
+const STORAGE_LEVELDBS = ["IndexedDB", "File System"];
 const LAUNCH_TIMEOUT_MS = 60_000;
 /** A page call that takes longer than this is stuck: the soak reports it and stops. */
 const CALL_TIMEOUT_MS = 120_000;
@@ -49,6 +58,8 @@ interface Running {
   /** Ids acknowledged by flushes since the page started appending, per backend. */
   acked: Record<Backend, string[]>;
   errors: string[];
+  /** What Chromium reported lost when the page opened its IndexedDB (it deletes a database it finds corrupt). */
+  dataLoss: string[];
 }
 
 /** Starts Chromium on `profile` in a process group of its own, connects over CDP and opens `url`. */
@@ -75,12 +86,13 @@ async function launch(profile: string, url: string): Promise<Running> {
   const browser = await chromium.connectOverCDP(endpoint);
   const context = browser.contexts()[0]!;
   const page = context.pages()[0] ?? (await context.newPage());
-  const running: Running = { process: child, browser, page, acked: { indexeddb: [], opfs: [] }, errors: [] };
+  const running: Running = { process: child, browser, page, acked: { indexeddb: [], opfs: [] }, errors: [], dataLoss: [] };
   page.on("console", (message) => {
     const text = message.text();
     const ack = /^ack (indexeddb|opfs) (.+)$/.exec(text);
     if (ack) running.acked[ack[1] as Backend].push(...ack[2]!.split(","));
     else if (text.startsWith("error ")) running.errors.push(text);
+    else if (text.startsWith("dataloss ")) running.dataLoss.push(text.slice("dataloss ".length));
   });
   await page.goto(url);
   await page.locator("#status", { hasText: "ready" }).waitFor({ timeout: LAUNCH_TIMEOUT_MS });
@@ -102,7 +114,7 @@ async function killBrowser(running: Running): Promise<void> {
   await running.browser.close().catch(() => {});
 }
 
-export async function soakBrowser(kills: number, seed: number, log: (line: string) => void): Promise<SoakResult> {
+export async function soakBrowser(kills: number, seed: number, log: (line: string) => void, trimTornLogs = true): Promise<SoakResult> {
   const profile = await mkdtemp(join(tmpdir(), "sessionkit-soak-chromium-"));
   const server = await createServer({
     configFile: false,
@@ -119,6 +131,7 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
   const problems: string[] = [];
   let acknowledged = 0;
   let lost = 0;
+  let tornTails = 0;
   let running: Running | null = null;
   const started = Date.now();
   try {
@@ -126,13 +139,13 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
     let known: Record<Backend, string[]> = { indexeddb: [], opfs: [] };
     /** What the flushes acknowledged before the last kill, checked after the relaunch. */
     let unchecked: { where: string; acked: Record<Backend, string[]> } | null = null;
-    const check = async (page: Page) => {
+    const check = async (relaunched: Running) => {
       const { where, acked } = unchecked!;
-      const read = await call(`${where}: reading back`, page.evaluate((p) => window.soak.read(p), paths as Record<Backend, string>));
+      const read = await call(`${where}: reading back`, relaunched.page.evaluate((p) => window.soak.read(p), paths as Record<Backend, string>));
       unchecked = null;
+      for (const loss of relaunched.dataLoss) problems.push(`${where}: Chromium deleted the origin's IndexedDB on opening it (dataLoss ${loss})`);
       for (const backend of BACKENDS) {
         const back: ReadBack = read[backend];
-        if (back.size === null) problems.push(`${where}, ${backend}: the session file ${paths[backend]} is gone`);
         const present = new Set(back.ids);
         const missing = acked[backend].filter((id) => !present.has(id));
         acknowledged += acked[backend].length;
@@ -140,6 +153,13 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
         if (missing.length > 0) problems.push(`${where}, ${backend}: ${missing.length} acknowledged entries lost (${missing.slice(0, 3).join(", ")}…)`);
         const others = back.problems.filter((problem) => !problem.startsWith("torn:"));
         if (others.length > 0) problems.push(`${where}, ${backend}: the session loads with ${others.join("; ")}`);
+        if (back.size === null) {
+          // Counted above; a new session takes its place, so the soak goes on and counts what follows.
+          problems.push(`${where}, ${backend}: the session file ${paths[backend]} is gone`);
+          paths[backend] = null;
+          known[backend] = [];
+          continue;
+        }
         const before = known[backend];
         const differ = before.findIndex((id, i) => back.ids[i] !== id);
         if (differ >= 0) problems.push(`${where}, ${backend}: the ${before.length} entries seen before are not a prefix of the ${back.ids.length} now (first difference at entry ${differ})`);
@@ -148,9 +168,9 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
     };
     for (let kill = 0; kill < kills; kill++) {
       running = await launch(profile, url);
-      if (unchecked) await check(running.page);
+      if (unchecked) await check(running);
       if (kill > 0 && kill % KILLS_PER_SESSION === 0) {
-        await call(`kill ${kill + 1}: removing the sessions`, running.page.evaluate((p) => window.soak.remove(p), paths as Record<Backend, string>));
+        await call(`kill ${kill + 1}: removing the sessions`, running.page.evaluate((p) => window.soak.remove(p), paths));
         paths = { indexeddb: null, opfs: null };
         known = { indexeddb: [], opfs: [] };
       }
@@ -159,17 +179,26 @@ export async function soakBrowser(kills: number, seed: number, log: (line: strin
       const { acked, errors } = running;
       await killBrowser(running);
       running = null;
+      for (const tail of await trimTornLogTails(STORAGE_LEVELDBS.map((dir) => join(profile, "Default", dir)), trimTornLogs)) {
+        const file = tail.file.slice(profile.length + 1);
+        if (tail.corruptAt !== null) problems.push(`kill ${kill + 1}: ${file} is corrupt at byte ${tail.corruptAt} of ${tail.size} before the relaunch`);
+        else {
+          tornTails++;
+          log(`kill ${kill + 1}: ${file} ends in a torn record (bytes ${tail.completeEnd}–${tail.size})${tail.trimmed ? ", cut back" : ", left as it is"}`);
+        }
+      }
       unchecked = { where: `kill ${kill + 1}`, acked: { indexeddb: [...acked.indexeddb], opfs: [...acked.opfs] } };
       if (errors.length > 0) problems.push(`kill ${kill + 1}: the page failed before the kill: ${errors.join("; ")}`);
       if ((kill + 1) % 10 === 0 || kill + 1 === kills) {
-        log(`browser: ${kill + 1}/${kills} kills, ${acknowledged} acknowledged (checked so far), ${lost} lost, ${problems.length} problems, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+        log(`browser: ${kill + 1}/${kills} kills, ${acknowledged} acknowledged (checked so far), ${lost} lost, ${problems.length} problems, ${tornTails} torn log tails, ${((Date.now() - started) / 1000).toFixed(0)} s`);
       }
     }
     // The last kill is checked after one more launch (nothing is written then).
     running = await launch(profile, url);
-    await check(running.page);
-    await call("removing the sessions", running.page.evaluate((p) => window.soak.remove(p), paths as Record<Backend, string>));
-    return { kills, acknowledged, lost, problems };
+    await check(running);
+    await call("removing the sessions", running.page.evaluate((p) => window.soak.remove(p), paths));
+    const notes = [`torn LevelDB log tails (IndexedDB's, OPFS's directory) after a kill: ${tornTails}, ${trimTornLogs ? "cut back before the relaunch" : "left as they were"}`];
+    return { kills, acknowledged, lost, problems, notes };
   } finally {
     if (running) await killBrowser(running);
     await server.close();

@@ -168,7 +168,7 @@ export async function soakNodeFs(kills: number, seed: number, log: (line: string
         log(`node-fs: ${kill + 1}/${kills} kills, ${acknowledged} acknowledged, ${lost} lost, ${problems.length} problems, ${((Date.now() - started) / 1000).toFixed(0)} s`);
       }
     }
-    return { kills, acknowledged, lost, problems };
+    return { kills, acknowledged, lost, problems, notes: [] };
   } finally {
     for (const writer of loading) writer?.discard();
     await rm(work, { recursive: true, force: true });

@@ -4,4 +4,6 @@ export interface SoakResult {
   acknowledged: number;
   lost: number;
   problems: string[];
+  /** What else the soak did or saw that a reader of its figures should know. */
+  notes: string[];
 }

@@ -1,7 +1,8 @@
 /**
  * The browser soak's page (driven by ../browser.ts): appends to one session on IndexedDB and one
  * on OPFS (through its worker) until Chromium is killed, logging the ids each flush()
- * acknowledged; after a relaunch, reads the sessions back.
+ * acknowledged; after a relaunch, reads the sessions back. It also logs what Chromium reports
+ * lost when it opens the database.
  */
 import { indexedDbStorage } from "../../../adapters/indexeddb/index.js";
 import { opfsStorage } from "../../../adapters/opfs/index.js";
@@ -19,8 +20,30 @@ export interface ReadBack {
 }
 
 const CWD = "/home/dev/browser-soak";
+
+/**
+ * The page's IndexedDB, with every open watched: a database Chromium finds corrupt is deleted and
+ * recreated empty, and only the upgradeneeded event says so (`dataLoss`, `dataLossMessage`: Chromium's own fields).
+ */
+const watchedIndexedDB = new Proxy(indexedDB, {
+  get(target, key) {
+    if (key !== "open") {
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    }
+    return (name: string, version?: number) => {
+      const request = target.open(name, version);
+      request.addEventListener("upgradeneeded", (event) => {
+        const { dataLoss, dataLossMessage } = event as IDBVersionChangeEvent & { dataLoss?: string; dataLossMessage?: string };
+        if (dataLoss !== undefined && dataLoss !== "none") console.log(`dataloss ${dataLoss} of ${name}: ${dataLossMessage ?? ""}`);
+      });
+      return request;
+    };
+  },
+});
+
 const storages: Record<Backend, StoragePort> = {
-  indexeddb: indexedDbStorage({ dbName: "sessionkit-soak" }),
+  indexeddb: indexedDbStorage({ dbName: "sessionkit-soak", indexedDB: watchedIndexedDB }),
   opfs: opfsStorage({ root: "sessionkit-soak" }),
 };
 
@@ -92,8 +115,12 @@ const soak = {
     return out as Record<Backend, ReadBack>;
   },
 
-  async remove(paths: Record<Backend, string>): Promise<void> {
-    for (const backend of BACKENDS) await storages[backend].remove(paths[backend]);
+  /** Removes each backend's session (none where the path is null: it was gone at the last check). */
+  async remove(paths: Paths): Promise<void> {
+    for (const backend of BACKENDS) {
+      const path = paths[backend];
+      if (path) await storages[backend].remove(path);
+    }
   },
 };
 
