@@ -3,8 +3,13 @@
  * offset in one GET and takes its bytes off the response as they arrive; the reads that follow it
  * (each starting where the one before ended, as a session is read front to back) take theirs from
  * the same response; once reads take from a block that the file fills, the next block is asked for
- * ahead. A block's bytes are taken off the response as they come, whether or not a read waits for
- * them yet, so at most two blocks (32 MiB) are held. A GET costs far more than its bytes (Chromium
+ * ahead, and with the first block when the port's last stat of the file showed it longer than that
+ * (each GET waits on the server's thread pool, which a loaded machine schedules late: the second
+ * block does not wait for the first's answer too). A block's bytes are taken off the response as
+ * they come, whether or not a read waits for them yet, so at most two blocks (32 MiB) are held. A
+ * read that its block's file ends within asks whether the file grew (one byte where it ended) as
+ * soon as the block's length is known, beside its bytes rather than after them, so the last read
+ * of a file does not end on a round trip of its own. A GET costs far more than its bytes (Chromium
  * on loopback, a 50 MB file fetched without parsing: 4 MiB ranges, two at a time, 524–757 ms;
  * 16 MiB blocks, one ahead, 206–368 ms), and the server reads a range of up to 16 MiB in one port
  * call, so each read still sees the file of one moment.
@@ -30,6 +35,11 @@ class Block {
   /** The response holds the whole block: the file reaches the block's end. */
   full = false;
   retired = false;
+  /**
+   * Where the file ended when the block was read, once its answer is in, for a block it ends
+   * before the end of (the response is shorter, or empty); undefined for a full block, or none.
+   */
+  readonly fileEnd: Promise<number | undefined>;
   private readonly body: Promise<ReadableStreamDefaultReader<Uint8Array> | "missing" | "empty">;
   /** Bytes received and not taken yet. */
   private pieces: Uint8Array[] = [];
@@ -68,6 +78,15 @@ class Block {
       return reader;
     });
     this.body.catch(() => {}); // reported to the reads that take from it
+    this.fileEnd = response.then(
+      (answer) => {
+        if (answer === "empty") return start;
+        if (answer === "missing") return undefined;
+        const length = Number(answer.headers.get("content-length") ?? NaN);
+        return Number.isSafeInteger(length) && length < BLOCK_BYTES ? start + length : undefined;
+      },
+      () => undefined,
+    );
   }
 
   /** Whether a read of `length` bytes at `offset` of `path`, made with `changes` changes behind it, can take from this block. */
@@ -153,9 +172,10 @@ export class FetchBlocks {
 
   /**
    * `length` (≤ BLOCK_BYTES) bytes at `offset` of `path`, `changes` being the count of the port's
-   * own changes so far: fewer where the file ends, null when it is missing. A read that took from
-   * a block asked for before it and came back short is read again by `fetchOwn` if the file has
-   * grown since (one byte past its end then is asked for), and so is one whose block failed.
+   * own changes so far and `knownSize` the file's size as last seen, when known: fewer where the
+   * file ends, null when it is missing. A read that took from a block asked for before it and came
+   * back short is read again by `fetchOwn` if the file has grown since (one byte past its end then
+   * is asked for), and so is one whose block failed.
    */
   async read(
     path: string,
@@ -163,19 +183,31 @@ export class FetchBlocks {
     length: number,
     changes: number,
     fetchOwn: (path: string, range: { offset: number; length: number }) => Promise<Uint8Array | null>,
+    knownSize?: number,
   ): Promise<Uint8Array | null> {
     const found = this.blocks.find((block) => block.serves(path, offset, length, changes));
     if (!found) {
       this.retireAll();
-      return this.open(path, offset, changes).take(length);
+      const opened = this.open(path, offset, changes);
+      // A file known to reach past this block has the next one asked for with it, not once this
+      // one's answer shows it full (a round trip to the server later); still two blocks at most.
+      if (knownSize !== undefined && knownSize > opened.end) this.open(path, opened.end, changes);
+      return opened.take(length);
     }
     const taken = found.take(length);
     // Reads have moved on to this block: the ones before it are done with.
     for (const done of this.blocks.splice(0, this.blocks.indexOf(found))) done.retire();
     this.askAhead();
+    // A read the block's file ends within asks whether the file grew as soon as the block's length
+    // is known: still after the read began, and its round trip overlaps the bytes' transfer.
+    const fileEnd = await found.fileEnd;
+    const shortAt = fileEnd === undefined || fileEnd >= offset + length ? undefined : Math.max(fileEnd, offset);
+    const stillEnds = shortAt === undefined ? undefined : this.endsAt(path, shortAt);
     const bytes = await taken.catch(() => null);
-    if (bytes !== null && bytes.length < length && (await this.endsAt(path, offset + bytes.length))) return bytes;
-    return bytes !== null && bytes.length === length ? bytes : fetchOwn(path, { offset, length });
+    if (bytes === null) return fetchOwn(path, { offset, length });
+    if (bytes.length === length) return bytes;
+    const at = offset + bytes.length;
+    return (await (at === shortAt ? stillEnds! : this.endsAt(path, at))) ? bytes : fetchOwn(path, { offset, length });
   }
 
   /**

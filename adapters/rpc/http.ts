@@ -17,7 +17,7 @@
  *
  * @module sessionkit/adapters/http
  */
-import { StorageError, checkByteRange, checkStoragePath, type ByteRange, type StorageErrorCode } from "../../src/port.js";
+import { StorageError, checkByteRange, checkStoragePath, type ByteRange, type FileStat, type StorageErrorCode } from "../../src/port.js";
 import { rpcClientStorage, type RpcStorage } from "./client.js";
 import { BLOCK_BYTES, FetchBlocks } from "./fetch-blocks.js";
 import { tokenSubprotocols, webSocketEndpoint, type WebSocketLike } from "./websocket.js";
@@ -84,6 +84,9 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   });
   const close = client.close.bind(client);
   const rpcRead = client.read.bind(client);
+  const rpcStat = client.stat.bind(client);
+  /** The size the last stat saw (a session is stat'ed, then read): lets a first block's successor be asked for with it. */
+  let lastStat: { path: string; size: number } | undefined;
   /** This port's changes under way: a fetched read waits for them. */
   const changing = new Set<Promise<unknown>>();
   const track = <T>(operation: Promise<T>): Promise<T> => {
@@ -109,7 +112,12 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
       if (range?.length !== undefined && range.length < FETCH_READ_BYTES) return rpcRead(path, range);
       await Promise.allSettled([...changing]);
       if (range?.length === undefined || range.length > BLOCK_BYTES) return fetchRange(path, range);
-      return blocks.read(path, range.offset, range.length, changes, fetchRange);
+      return blocks.read(path, range.offset, range.length, changes, fetchRange, lastStat?.path === path ? lastStat.size : undefined);
+    },
+    async stat(path: string): Promise<FileStat | null> {
+      const info = await rpcStat(path);
+      lastStat = info ? { path, size: info.size } : undefined;
+      return info;
     },
     close: () => {
       blocks.retireAll();

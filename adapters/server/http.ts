@@ -86,12 +86,9 @@ export function fail(response: ServerResponse, error: unknown): void {
  * (`bytes=5-3`) and for one that starts at or past the end
  */
 export function parseRange(header: string | undefined, size: number): [start: number, end: number] | null {
-  if (header === undefined) return null;
-  const equals = header.indexOf("=");
-  if (equals < 0 || header.slice(0, equals).trim().toLowerCase() !== "bytes") return null;
-  const spec = header.slice(equals + 1);
-  if (spec.includes(",")) return null;
-  const unsatisfiable = (why: string) => new HttpError(416, `the Range ${JSON.stringify(header)} ${why} (the file has ${size} bytes)`, { "Content-Range": `bytes */${size}` });
+  const spec = rangeSpec(header);
+  if (spec === null) return null;
+  const unsatisfiable = (why: string) => unsatisfiableRange(header!, size, why);
   const match = /^\s*(\d*)-(\d*)\s*$/.exec(spec);
   if (!match || (match[1] === "" && match[2] === "")) throw unsatisfiable("is not one range bytes=first-last, bytes=first- or bytes=-suffix");
   if (match[1] === "") {
@@ -104,4 +101,30 @@ export function parseRange(header: string | undefined, size: number): [start: nu
   if (last < first) throw unsatisfiable("ends before it starts");
   if (first >= size) throw unsatisfiable("starts at or past the end");
   return [first, Math.min(size, last + 1)];
+}
+
+/**
+ * The range `bytes=first-last` as [first, last + 1) when the header names one by both ends, in
+ * order and at most `maxLength` bytes long: what can be read without knowing the file's size.
+ * Null for every other header (parseRange answers those).
+ */
+export function boundedRange(header: string | undefined, maxLength: number): [start: number, end: number] | null {
+  const match = /^\s*(\d+)-(\d+)\s*$/.exec(rangeSpec(header) ?? "");
+  if (!match) return null;
+  const [first, last] = [Number(match[1]), Number(match[2])];
+  return first <= last && last - first < maxLength ? [first, last + 1] : null;
+}
+
+/** The 416 for a Range header no part of a file of `size` bytes satisfies, and why. */
+export function unsatisfiableRange(header: string, size: number, why: string): HttpError {
+  return new HttpError(416, `the Range ${JSON.stringify(header)} ${why} (the file has ${size} bytes)`, { "Content-Range": `bytes */${size}` });
+}
+
+/** What follows "bytes=" in a Range header of one range; null when there is none, its unit is not bytes, or it has several. */
+function rangeSpec(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const equals = header.indexOf("=");
+  if (equals < 0 || header.slice(0, equals).trim().toLowerCase() !== "bytes") return null;
+  const spec = header.slice(equals + 1);
+  return spec.includes(",") ? null : spec;
 }

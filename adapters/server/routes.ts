@@ -8,7 +8,7 @@ import { checkStoragePath } from "../../src/port.js";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../rpc/frame.js";
 import { RPC_PROTOCOL, type RpcResponse, type RpcResponseBatch } from "../rpc/protocol.js";
 import type { StorageServer } from "../rpc/server.js";
-import { HttpError, STATUS_OF, allowMethods, decodeSegment, parseRange, readBody, securityHeaders, sendJson } from "./http.js";
+import { HttpError, STATUS_OF, allowMethods, boundedRange, decodeSegment, parseRange, readBody, securityHeaders, sendJson, unsatisfiableRange } from "./http.js";
 import { sendViewerFile, type ViewerFiles } from "./static-files.js";
 
 /** A store as the routes serve it: its rpc server, and what the store list says of it. */
@@ -93,20 +93,24 @@ async function sendFile(request: IncomingMessage, response: ServerResponse, stor
       if (!answer.ok) throw new HttpError(STATUS_OF[answer.error.code], answer.error.message);
       return answer.result as T;
     };
-    const info = await call<{ size: number; mtimeMs: number } | null>({ op: "stat", path });
+    const stat = () => call<{ size: number; mtimeMs: number } | null>({ op: "stat", path });
+    const bounded = request.method === "GET" ? boundedRange(request.headers.range, ATOMIC_READ_BYTES) : null;
+    if (bounded) {
+      // A range named by both ends, small enough for one port call (httpStorage asks only these):
+      // read at once, with the stat beside it (for Last-Modified and a 416's size), not after it.
+      const [info, part] = await Promise.all([stat(), call<{ data: Uint8Array } | null>({ op: "read", path, range: { offset: bounded[0], length: bounded[1] - bounded[0] }, maxBytes: Number.MAX_SAFE_INTEGER })]);
+      if (!info || !part) throw new HttpError(404, `no file ${path}`);
+      // Empty: the file ended at or before the range's start when it was read.
+      if (part.data.length === 0) throw unsatisfiableRange(request.headers.range!, info.size, "starts at or past the end");
+      response.writeHead(206, fileHeaders(info.mtimeMs, part.data.length, `bytes ${bounded[0]}-${bounded[0] + part.data.length - 1}/*`));
+      return void response.end(part.data);
+    }
+    const info = await stat();
     if (!info) throw new HttpError(404, `no file ${path}`);
     const range = parseRange(request.headers.range, info.size);
     const [start, end] = range ?? [0, info.size];
-    const headers = (length: number, total: number | "*") => ({
-      "Content-Type": "application/octet-stream",
-      "Content-Length": String(length),
-      "Accept-Ranges": "bytes",
-      "Last-Modified": new Date(info.mtimeMs).toUTCString(),
-      ...(range && length > 0 ? { "Content-Range": `bytes ${start}-${start + length - 1}/${total}` } : {}),
-      ...securityHeaders,
-      // Session text is untrusted: never rendered or run as a document of this origin.
-      "Content-Security-Policy": "sandbox; default-src 'none'",
-    });
+    const headers = (length: number, total: number | "*") =>
+      fileHeaders(info.mtimeMs, length, range && length > 0 ? `bytes ${start}-${start + length - 1}/${total}` : undefined);
     if (request.method === "HEAD") {
       response.writeHead(range ? 206 : 200, headers(end - start, info.size));
       return void response.end();
@@ -133,6 +137,20 @@ async function sendFile(request: IncomingMessage, response: ServerResponse, stor
   } finally {
     await connection.close();
   }
+}
+
+/** The headers of a file's bytes (or of part of them, with its Content-Range). */
+function fileHeaders(mtimeMs: number, length: number, contentRange: string | undefined): Record<string, string> {
+  return {
+    "Content-Type": "application/octet-stream",
+    "Content-Length": String(length),
+    "Accept-Ranges": "bytes",
+    "Last-Modified": new Date(mtimeMs).toUTCString(),
+    ...(contentRange === undefined ? {} : { "Content-Range": contentRange }),
+    ...securityHeaders,
+    // Session text is untrusted: never rendered or run as a document of this origin.
+    "Content-Security-Policy": "sandbox; default-src 'none'",
+  };
 }
 
 /** GET …/changes?dir=D: Server-Sent Events, one `{"paths":[…]}` per batch of changes. */

@@ -3,9 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile, appendFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL } from "../../adapters/rpc/protocol.js";
 import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
+import type { ByteRange } from "../../src/port.js";
 import { waitFor } from "../../src/testing/index.js";
 import { serveTempStore, type ServedStore } from "./serve-helpers.js";
 
@@ -32,21 +34,58 @@ describe("sessionkit serve's HTTP API", () => {
     expect(part.headers.get("content-range")).toBe("bytes 10-19/*");
     expect(await part.text()).toBe("0123456789");
     expect((await fetch(url("/files/sessions/--p--/s.jsonl"), { headers: { Range: "bytes=5000-" } })).status).toBe(416);
+    // Named by both ends (as httpStorage asks): clamped to the end, or 416 naming the size past it.
+    const tail = await fetch(url("/files/sessions/--p--/s.jsonl"), { headers: { Range: "bytes=995-1004" } });
+    expect([tail.status, tail.headers.get("content-range"), await tail.text()]).toEqual([206, "bytes 995-999/*", "56789"]);
+    expect(tail.headers.get("last-modified")).toMatch(/GMT$/);
+    const past = await fetch(url("/files/sessions/--p--/s.jsonl"), { headers: { Range: "bytes=1000-1009" } });
+    expect([past.status, past.headers.get("content-range")]).toEqual([416, "bytes */1000"]);
+    expect((await fetch(url("/files/sessions/--p--/s.jsonl"), { headers: { Range: "bytes=9-3" } })).status).toBe(416);
     const head = await fetch(url("/files/sessions/--p--/s.jsonl"), { method: "HEAD" });
     expect(head.headers.get("content-length")).toBe(String(body.length));
     expect((await fetch(url("/files/sessions/--p--/missing.jsonl"))).status).toBe(404);
   });
 
-  /** Runs `body` with fetch wrapped so that the Range of each GET of a file is recorded ("whole" for none). */
-  async function withRangesRecorded(body: (ranges: string[]) => Promise<void>): Promise<void> {
+  it("a Range named by both ends is read without waiting for the file's stat (they go to the store together)", async () => {
+    // The store answers the stat only once the read has been asked for: a server that read after the stat would wait for ever.
+    const store = nodeFsStorage({ root: served.root });
+    let readAsked!: () => void;
+    const readBegun = new Promise<void>((resolve) => (readAsked = resolve));
+    const { server, store: id, cleanup } = await serveTempStore({
+      stores: [
+        {
+          root: served.root,
+          storage: {
+            ...store,
+            stat: async (path: string) => (await readBegun, store.stat(path)),
+            read: (path: string, range?: ByteRange) => (readAsked(), store.read(path, range)),
+          },
+        },
+      ],
+    });
+    try {
+      const response = await fetch(`${server.origin}/api/stores/${id}/files/sessions/--p--/s.jsonl?token=${server.token}`, { headers: { Range: "bytes=10-19" }, signal: AbortSignal.timeout(5000) });
+      expect([response.status, await response.text()]).toEqual([206, "0123456789"]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  /**
+   * Runs `body` with fetch wrapped so that the Range of each GET of a file is recorded ("whole" for
+   * none), and, for each, how many GETs had been asked for when its answer came.
+   */
+  async function withRangesRecorded(body: (ranges: string[], askedWhenAnswered: number[]) => Promise<void>): Promise<void> {
     const ranges: string[] = [];
+    const askedWhenAnswered: number[] = [];
     const realFetch = globalThis.fetch;
     globalThis.fetch = ((input: string | URL | Request, init?: RequestInit) => {
-      if (String(input).includes("/files/")) ranges.push(new Headers(init?.headers).get("range") ?? "whole");
-      return realFetch(input, init);
+      if (!String(input).includes("/files/")) return realFetch(input, init);
+      const index = ranges.push(new Headers(init?.headers).get("range") ?? "whole") - 1;
+      return realFetch(input, init).then((response) => ((askedWhenAnswered[index] = ranges.length), response));
     }) as typeof fetch;
     try {
-      await body(ranges);
+      await body(ranges, askedWhenAnswered);
     } finally {
       globalThis.fetch = realFetch;
     }
@@ -84,7 +123,7 @@ describe("sessionkit serve's HTTP API", () => {
     }
   });
 
-  it("a file that fills a block has the next one asked for ahead; a read that a block holds only part of sees the file grown since", async () => {
+  it("a file that fills a block has the next one asked for ahead (with the first, when a stat showed the file longer); a read that a block holds only part of sees the file grown since", async () => {
     const range = 4 << 20; // the session reader's
     const half = range / 2;
     const bytes = new Uint8Array(block + range + half);
@@ -94,11 +133,13 @@ describe("sessionkit serve's HTTP API", () => {
     const client = served.client();
     const path = "sessions/--p--/two-blocks.jsonl";
     try {
-      await withRangesRecorded(async (ranges) => {
+      await withRangesRecorded(async (ranges, askedWhenAnswered) => {
+        expect(await client.stat(path)).toMatchObject({ size: bytes.length }); // as SessionManager.open does before reading
         for (let offset = 0; offset < block + range; offset += range) {
           expect(same(await client.read(path, { offset, length: range }), bytes.subarray(offset, offset + range))).toBe(true);
         }
         expect(ranges).toEqual([blockRange(0), blockRange(block)]);
+        expect(askedWhenAnswered[0]).toBe(2); // the second block was asked for before the first answered
         // Another writer appends: the second block holds only the first half of the next range;
         // one byte past it shows that the file grew, so the range is fetched anew.
         const more = new Uint8Array(range).fill(0x61);
