@@ -8,7 +8,7 @@
  * button was pressed; the messages panel holds it in its scroller.
  */
 import type { SessionModel } from "../model/session-model.js";
-import { el, formatDate, formatTokens, type Child } from "../render/dom.js";
+import { dateRangeText, dateText, el, formatTokens, type Child } from "../render/dom.js";
 
 /** A button in the header. */
 export interface HeaderButton {
@@ -116,8 +116,7 @@ export class SessionHeader {
       stats.branchSummaries && `${stats.branchSummaries} branch summaries`,
     ].filter(Boolean);
     const messages = stats.userMessages + stats.assistantMessages;
-    const dates = stats.lastTimestamp && stats.lastTimestamp !== header.timestamp ? `${formatDate(header.timestamp)} → ${formatDate(stats.lastTimestamp)}` : formatDate(header.timestamp);
-    const item = (name: string, label: string, value: string) => el("div", { class: "info-item", "data-field": name }, el("span", { class: "info-label" }, `${label}:`), el("span", { class: "info-value" }, value));
+    const item = (name: string, label: string, value: Child) => el("div", { class: "info-item", "data-field": name }, el("span", { class: "info-label" }, `${label}:`), el("span", { class: "info-value" }, value));
     const actions = buttons.map((button) => el("button", { type: "button", class: "header-btn", id: `action-${button.id}`, "data-action-id": button.id, title: button.title }, button.label));
 
     this.#title.textContent = model.sessionName() ?? `Session: ${header.id}`;
@@ -147,7 +146,7 @@ export class SessionHeader {
         "div",
         { class: "header-info" },
         item("id", "Id", header.id),
-        item("date", "Date", partial ? formatDate(header.timestamp) : dates),
+        item("date", "Date", partial ? dateText(header.timestamp) : dateRangeText(header.timestamp, stats.lastTimestamp)),
         typeof header.cwd === "string" && item("cwd", "Dir", header.cwd),
         ...(partial
           ? [item("messages", "Messages", "counted once the whole session is read")]

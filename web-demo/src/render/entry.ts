@@ -12,7 +12,7 @@ import { BLOB_REF_PREFIX } from "../../../src/blobs/blob-store.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import type { SessionModel, ToolCallInfo } from "../model/session-model.js";
 import { contentText } from "../model/content-text.js";
-import { el, formatTime, shortenPath, type Child } from "./dom.js";
+import { el, shortenPath, timeText, type Child } from "./dom.js";
 import { languageOfPath } from "./highlight.js";
 import { capLines, UnboundedText } from "./bounds.js";
 import { renderMarkdown } from "./markdown.js";
@@ -77,7 +77,7 @@ interface Body {
 }
 
 function entryTools(entry: SessionEntry): HTMLElement {
-  const time = formatTime(entry.timestamp);
+  const time = timeText(entry.timestamp);
   return el(
     "div",
     { class: "entry-tools" },
