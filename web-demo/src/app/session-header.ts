@@ -8,7 +8,7 @@
  * button was pressed; the messages panel holds it in its scroller.
  */
 import type { SessionModel } from "../model/session-model.js";
-import { dateRangeText, dateText, el, formatTokens, type Child } from "../render/dom.js";
+import { dateRangeText, dateText, el, formatCount, formatTokens, type Child } from "../render/dom.js";
 
 /** A button in the header. */
 export interface HeaderButton {
@@ -120,7 +120,7 @@ export class SessionHeader {
     const actions = buttons.map((button) => el("button", { type: "button", class: "header-btn", id: `action-${button.id}`, "data-action-id": button.id, title: button.title }, button.label));
 
     this.#title.textContent = model.sessionName() ?? `Session: ${header.id}`;
-    this.#summary.textContent = partial ? "Reading the session…" : `${messages.toLocaleString("en-US")} messages · ${tokens[0] ?? "0"} · $${stats.cost.total.toFixed(3)}`;
+    this.#summary.textContent = partial ? "Reading the session…" : `${formatCount(messages)} messages · ${tokens[0] ?? "0"} · $${stats.cost.total.toFixed(3)}`;
     this.#live.textContent = live === "live" ? "● Live" : "";
     this.#live.title = live === "live" ? "New entries of the viewed branch show as they are written" : "";
     this.#lineActions.replaceChildren(
@@ -156,7 +156,7 @@ export class SessionHeader {
               item("tool-calls", "Tool calls", String(stats.toolCalls)),
               item("tokens", "Tokens", tokens.join(" ") || "0"),
               item("cost", "Cost", `$${stats.cost.total.toFixed(3)}`),
-              item("entries", "Entries", model.size.toLocaleString("en-US")),
+              item("entries", "Entries", formatCount(model.size)),
             ]),
       ),
       el("div", { class: "help-bar" }, el("span", { class: "help-hint" }, "T thinking · O outputs · J/K messages · [ ] turns · Esc back to leaf · ? keys"), el("div", { class: "header-actions" }, ...actions)),
