@@ -118,8 +118,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    // Build output (what the cruise starts from; a package's own dist/ folder in node_modules is kept).
-    exclude: { path: "^(web-demo/|examples/electron/)?dist/" },
+    // Build output (what the cruise starts from; a package's own dist/ folder in node_modules is
+    // kept), and the benches' data, which holds the viewer builds they measure.
+    exclude: { path: "^((web-demo/|examples/electron/)?dist/|bench/\\.data/)" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

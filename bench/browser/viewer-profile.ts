@@ -10,17 +10,17 @@
  * show their shape. Diagnostics only: the figures to compare are the
  * viewer bench's (./viewer.ts).
  */
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { link, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { chromium, type Page } from "playwright";
+import { chromium, type Browser, type Page } from "playwright";
 import { build } from "vite";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
 import type { CpuProfile } from "./cpu-profile.js";
 import { ensureViewerSession, VIEWER_DATA_DIR } from "../../test/shared/viewer-session.js";
-import { ourExport, scrollEndToEnd, VIEWER_PROJECT } from "./viewer.js";
+import { ourExport, piExport, scrollEndToEnd, startServeProcess, VIEWER_PROJECT, watchFirstEntry, type Kind } from "./viewer.js";
 
 const THRESHOLD_MS = 50;
 const TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "v8.execute", "blink.user_timing"];
@@ -31,6 +31,8 @@ interface TraceEvent {
   ph: string;
   ts: number;
   dur?: number;
+  /** The thread's CPU time inside the event (µs). */
+  tdur?: number;
   pid: number;
   tid: number;
   args?: { name?: string; data?: Record<string, unknown> };
@@ -115,15 +117,129 @@ async function profilePage(page: Page, file: string): Promise<void> {
   await scrollEndToEnd(page, ["#messages", "#tree"]);
 }
 
+/** One page's main thread from navigation start to its first visible entry: wall time, busy time, busy by trace event and by function. */
+interface FirstEntryCpu {
+  visibleMs: number;
+  busyMs: number;
+  /** The main thread's CPU time in those tasks (their thread durations): what a loaded machine's waits leave out. */
+  cpuMs: number;
+  byEvent: Map<string, number>;
+  byFunction: Map<string, number>;
+}
+
+/** Loads `url` in a fresh context with a trace and the sampling profiler on, up to its first visible entry (viewer.ts's watch). */
+async function firstEntryCpu(browser: Browser, url: string, kind: Kind): Promise<FirstEntryCpu> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  try {
+    await watchFirstEntry(context, kind);
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+    await browser.startTracing(page, { categories: TRACE_CATEGORIES });
+    await cdp.send("Profiler.start");
+    await page.goto(url, { waitUntil: "load", timeout: 120_000 });
+    await page.waitForFunction(() => (window as unknown as { __bench: { visible: number | null } }).__bench.visible !== null, null, { timeout: 120_000, polling: 50 });
+    // The trace's clock against the page's: a mark's trace time less its performance.now().
+    const { visibleMs, syncMs } = await page.evaluate(() => ({
+      visibleMs: (window as unknown as { __bench: { visible: number } }).__bench.visible,
+      syncMs: performance.mark("bench:sync").startTime,
+    }));
+    const { profile } = (await cdp.send("Profiler.stop")) as { profile: CpuProfile & { startTime: number } };
+    const events = (JSON.parse((await browser.stopTracing()).toString("utf8")) as { traceEvents: TraceEvent[] }).traceEvents;
+    // The page's main thread: the one that made the mark.
+    const sync = events.find((e) => e.name === "bench:sync");
+    if (!sync) throw new Error("no bench:sync mark in the trace");
+    const { pid, tid } = sync;
+    const start = sync.ts - syncMs * 1000;
+    const end = start + visibleMs * 1000;
+    const onMain = events
+      .filter((e) => e.pid === pid && e.tid === tid && e.ph === "X" && typeof e.dur === "number" && e.ts >= start && e.ts < end)
+      .sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+    const tasks = onMain.filter((e) => e.name === "RunTask" || e.name === "ThreadControllerImpl::RunTask");
+    let busy = 0;
+    let cpu = 0;
+    let lastEnd = -Infinity;
+    for (const task of tasks) {
+      if (task.ts < lastEnd) continue;
+      busy += Math.min(task.ts + task.dur!, end) - task.ts;
+      cpu += task.tdur ?? 0;
+      lastEnd = task.ts + task.dur!;
+    }
+    if (process.env.FP2_TASKS) for (const task of tasks) if (task.dur! > 3000) { const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= task.ts + task.dur!); log(`  ${kind} task at ${((task.ts - start) / 1000).toFixed(0)} ms: ${(task.dur! / 1000).toFixed(1)} ms (${trigger(inside)}): ${top(selfTimes(inside), 5, task.dur!)} | js: ${top(functionsIn(profile, task.ts, task.ts + task.dur!), 6, task.dur!)}`); }
+    return { visibleMs, busyMs: busy / 1000, cpuMs: cpu / 1000, byEvent: selfTimes(onMain.filter((e) => !tasks.includes(e))), byFunction: functionsIn(profile, start, end) };
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * `--first N`: the small session's first visible entry, pi's export against ours (file://) and
+ * serve's, N pages each, taking turns: per page the wall time, the main thread's busy time (its
+ * tasks' wall time) and CPU time (their thread time) up to it; then per kind the medians and,
+ * summed over the pages and divided by N, the busy time by trace event and by function.
+ * `--dist A,B`: viewer builds to compare in the same run (default: this tree's, built unminified).
+ */
+async function firstEntryBreakdown(dists: string[], work: string, size: number, rounds: number): Promise<void> {
+  const session = ensureViewerSession(size);
+  const storagePath = `sessions/--bench-viewer--/${size}.jsonl`;
+  await mkdir(join(work, "store", "sessions", "--bench-viewer--"), { recursive: true });
+  await link(session.path, join(work, "store", storagePath));
+  await piExport(session.path, join(work, "pi.html"));
+  const pages: { label: string; kind: Kind; url: string }[] = [{ label: "pi", kind: "pi", url: pathToFileURL(join(work, "pi.html")).href }];
+  const servers: { stop(): Promise<void> }[] = [];
+  try {
+    for (const [n, dist] of dists.entries()) {
+      const tag = dists.length > 1 ? ` ${n + 1} (${dist})` : "";
+      const file = join(work, `ours-${n}.html`);
+      await ourExport(await readFile(join(dist, EXPORT_TEMPLATE_FILE), "utf8"), session.path, file);
+      const serve = await startServeProcess(dist, join(work, "store"), join(work, `serve-cache-${n}`));
+      servers.push(serve);
+      pages.push({ label: `export${tag}`, kind: "export", url: pathToFileURL(file).href });
+      pages.push({ label: `serve${tag}`, kind: "serve", url: `${serve.url}#${new URLSearchParams({ store: serve.store, session: storagePath }).toString()}` });
+    }
+    const browser = await chromium.launch({ executablePath: chromiumExecutable, args: chromiumArgs, headless: true });
+    const results = new Map<string, FirstEntryCpu[]>(pages.map((page) => [page.label, []]));
+    try {
+      for (let round = 0; round < rounds; round++) {
+        for (const page of pages) {
+          const result = await firstEntryCpu(browser, page.url, page.kind);
+          results.get(page.label)!.push(result);
+          log(`${page.label} round ${round + 1}: visible ${result.visibleMs.toFixed(0)} ms, main thread busy ${result.busyMs.toFixed(0)} ms, CPU ${result.cpuMs.toFixed(0)} ms`);
+        }
+      }
+    } finally {
+      await browser.close();
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+    process.stdout.write(`\n## first visible entry, ${session.entries} entries, ${rounds} pages each (medians; busy and CPU: the main thread's tasks before it)\n`);
+    for (const [label, list] of results) {
+      const sum = (pick: (r: FirstEntryCpu) => Map<string, number>) => {
+        const total = new Map<string, number>();
+        for (const r of list) for (const [name, us] of pick(r)) total.set(name, (total.get(name) ?? 0) + us / rounds);
+        return total;
+      };
+      const busy = median(list.map((r) => r.busyMs)) * 1000;
+      process.stdout.write(
+        `- ${label}: visible ${median(list.map((r) => r.visibleMs)).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms, CPU ${median(list.map((r) => r.cpuMs)).toFixed(0)} ms\n    events: ${top(sum((r) => r.byEvent), 10, busy)}\n    js: ${top(sum((r) => r.byFunction), 14, busy)}\n`,
+      );
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { throttle: { type: "string", default: "1" } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { throttle: { type: "string", default: "1" }, first: { type: "string" }, dist: { type: "string" }, minify: { type: "boolean", default: false } } });
   const sizes = (positionals[0] ?? "1000,10000,100000").split(",").map(Number);
   const throttle = Number(values.throttle);
   const work = join(VIEWER_DATA_DIR, "profile");
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
-  log("building the export template, unminified");
-  await build({ configFile: join(VIEWER_PROJECT, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(work, "dist"), emptyOutDir: true, minify: false } });
+  if (values.first !== undefined && values.dist !== undefined) return firstEntryBreakdown(values.dist.split(","), work, sizes[0]!, Number(values.first));
+  log(`building the viewer${values.minify ? "" : ", unminified"}`);
+  await build({ configFile: join(VIEWER_PROJECT, "web-demo", "vite.config.ts"), logLevel: "silent", build: { outDir: join(work, "dist"), emptyOutDir: true, minify: values.minify } });
+  if (values.first !== undefined) return firstEntryBreakdown([join(work, "dist")], work, sizes[0]!, Number(values.first));
   const template = await readFile(join(work, "dist", EXPORT_TEMPLATE_FILE), "utf8");
   const browser = await chromium.launch({ executablePath: chromiumExecutable, args: [...chromiumArgs, "--js-flags=--max-old-space-size=4096"], headless: true });
   try {

@@ -28,7 +28,7 @@ import { cpus, loadavg } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { chromium, type Browser, type Page } from "playwright";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import { build } from "vite";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
@@ -51,7 +51,7 @@ const SCROLL_STEPS = 60;
 const TARGET = { smallRatio: 1, ratio: 0.5, nodes: 3000, taskMs: 200 };
 const SMALL_MAX_ENTRIES = 100;
 
-type Kind = "pi" | "export" | "serve";
+export type Kind = "pi" | "export" | "serve";
 
 interface Load {
   ok: boolean;
@@ -77,7 +77,7 @@ interface Measured {
 const log = (message: string) => process.stderr.write(`[bench:browser viewer] ${message}\n`);
 
 /** pi's exportFromFile, from the installed package (imported by path: its index loads the whole agent). */
-async function piExport(session: string, out: string): Promise<void> {
+export async function piExport(session: string, out: string): Promise<void> {
   const module = (await import(pathToFileURL(join(PROJECT, "node_modules/@mariozechner/pi-coding-agent/dist/core/export-html/index.js")).href)) as {
     exportFromFile: (input: string, options: { outputPath: string }) => Promise<string>;
   };
@@ -94,9 +94,12 @@ export async function ourExport(template: string, session: string, out: string):
   }
 }
 
-/** One page load of `url` in a fresh context: first entry visible, nodes, longest load task; then, if asked, scrolling. */
-async function measure(browser: Browser, url: string, kind: Kind, options: { throttle: number; scroll: boolean }): Promise<{ load: Load; scroll?: Scroll }> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+/**
+ * Puts `window.__bench` in every page of `context`: `inDom` (performance.now() when a message
+ * element first arrives), `visible` (the time of the frame that first lays one out inside the
+ * viewport) and the long tasks' durations.
+ */
+export async function watchFirstEntry(context: BrowserContext, kind: Kind): Promise<void> {
   await context.addInitScript((selector) => {
     const w = window as unknown as { __bench: { inDom: number | null; visible: number | null; long: number[] } };
     w.__bench = { inDom: null, visible: null, long: [] };
@@ -123,6 +126,12 @@ async function measure(browser: Browser, url: string, kind: Kind, options: { thr
     });
     added.observe(document, { childList: true, subtree: true });
   }, kind === "pi" ? "#messages > *" : "#messages .entry");
+}
+
+/** One page load of `url` in a fresh context: first entry visible, nodes, longest load task; then, if asked, scrolling. */
+async function measure(browser: Browser, url: string, kind: Kind, options: { throttle: number; scroll: boolean }): Promise<{ load: Load; scroll?: Scroll }> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await watchFirstEntry(context, kind);
   const page = await context.newPage();
   if (options.throttle > 1) await (await context.newCDPSession(page)).send("Emulation.setCPUThrottlingRate", { rate: options.throttle });
   const errors: string[] = [];
@@ -176,7 +185,7 @@ export async function scrollEndToEnd(page: Page, scrollers: string[]): Promise<v
 }
 
 /** `sessionkit serve` (./serve-process.ts) over `root` with the viewer build `dist`, until stopped. */
-async function startServeProcess(dist: string, root: string, cacheDir: string): Promise<{ url: string; store: string; stop(): Promise<void> }> {
+export async function startServeProcess(dist: string, root: string, cacheDir: string): Promise<{ url: string; store: string; stop(): Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(HERE, "serve-process.ts"), dist, root, cacheDir], { cwd: PROJECT, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const line = await new Promise<string>((resolve, reject) => {

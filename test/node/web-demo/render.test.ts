@@ -11,6 +11,7 @@ import type { SessionEntry, SessionHeader } from "../../../src/index.js";
 import { buildExportHtml, DATA_MARKER } from "../../../web-demo/src/export/embed.js";
 import { embeddedSource } from "../../../web-demo/src/export/embedded-source.js";
 import { SessionModel } from "../../../web-demo/src/model/session-model.js";
+import { formatCount } from "../../../web-demo/src/render/dom.js";
 import { renderEntry, type EntryView } from "../../../web-demo/src/render/entry.js";
 import { languageOfPath } from "../../../web-demo/src/render/highlight.js";
 import { renderMarkdown } from "../../../web-demo/src/render/markdown.js";
@@ -38,6 +39,14 @@ function view(entries: SessionEntry[], over: Partial<EntryView> = {}): EntryView
 }
 
 const lines = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join("\n");
+
+describe("formatCount", () => {
+  it("writes numbers as toLocaleString(\"en-US\") does", () => {
+    const values = [0, 7, -7, 999, 1000, -1000, 12_345, 999_999, 1_000_000, -1_234_567, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 1.5, 1e30, Number.NaN, Infinity];
+    for (let digits = 1; digits <= 16; digits++) values.push(Number("9".repeat(digits)), Number(`1${"0".repeat(digits - 1)}`));
+    for (const value of values) expect(formatCount(value)).toBe(value.toLocaleString("en-US"));
+  });
+});
 
 describe("markdown", () => {
   it("renders GFM (tables, lists, line breaks, code with its language) with no class, id or style from the text", () => {

@@ -14,7 +14,7 @@ import { resolveImages } from "../../../src/blobs/images.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import { LoadCancelled, loadSession, readSessionTail, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
-import { append, el, formatBytes, formatDate, preview, type Child } from "../render/dom.js";
+import { append, dateText, el, formatBytes, preview, type Child } from "../render/dom.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
@@ -414,7 +414,7 @@ export class ViewerApp {
           el(
             "span",
             { class: "session-meta" },
-            el("time", { datetime: info.modified.toISOString() }, formatDate(info.modified)),
+            el("time", { datetime: info.modified.toISOString() }, dateText(info.modified)),
             ` · ${info.messageCount} ${info.messageCount === 1 ? "message" : "messages"}`,
           ),
           el("span", { class: "session-cwd" }, info.cwd),

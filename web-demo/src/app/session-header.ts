@@ -8,7 +8,7 @@
  * button was pressed; the messages panel holds it in its scroller.
  */
 import type { SessionModel } from "../model/session-model.js";
-import { el, formatDate, formatTokens, type Child } from "../render/dom.js";
+import { dateRangeText, dateText, el, formatCount, formatTokens, type Child } from "../render/dom.js";
 
 /** A button in the header. */
 export interface HeaderButton {
@@ -116,12 +116,11 @@ export class SessionHeader {
       stats.branchSummaries && `${stats.branchSummaries} branch summaries`,
     ].filter(Boolean);
     const messages = stats.userMessages + stats.assistantMessages;
-    const dates = stats.lastTimestamp && stats.lastTimestamp !== header.timestamp ? `${formatDate(header.timestamp)} → ${formatDate(stats.lastTimestamp)}` : formatDate(header.timestamp);
-    const item = (name: string, label: string, value: string) => el("div", { class: "info-item", "data-field": name }, el("span", { class: "info-label" }, `${label}:`), el("span", { class: "info-value" }, value));
+    const item = (name: string, label: string, value: Child) => el("div", { class: "info-item", "data-field": name }, el("span", { class: "info-label" }, `${label}:`), el("span", { class: "info-value" }, value));
     const actions = buttons.map((button) => el("button", { type: "button", class: "header-btn", id: `action-${button.id}`, "data-action-id": button.id, title: button.title }, button.label));
 
     this.#title.textContent = model.sessionName() ?? `Session: ${header.id}`;
-    this.#summary.textContent = partial ? "Reading the session…" : `${messages.toLocaleString("en-US")} messages · ${tokens[0] ?? "0"} · $${stats.cost.total.toFixed(3)}`;
+    this.#summary.textContent = partial ? "Reading the session…" : `${formatCount(messages)} messages · ${tokens[0] ?? "0"} · $${stats.cost.total.toFixed(3)}`;
     this.#live.textContent = live === "live" ? "● Live" : "";
     this.#live.title = live === "live" ? "New entries of the viewed branch show as they are written" : "";
     this.#lineActions.replaceChildren(
@@ -147,7 +146,7 @@ export class SessionHeader {
         "div",
         { class: "header-info" },
         item("id", "Id", header.id),
-        item("date", "Date", partial ? formatDate(header.timestamp) : dates),
+        item("date", "Date", partial ? dateText(header.timestamp) : dateRangeText(header.timestamp, stats.lastTimestamp)),
         typeof header.cwd === "string" && item("cwd", "Dir", header.cwd),
         ...(partial
           ? [item("messages", "Messages", "counted once the whole session is read")]
@@ -157,7 +156,7 @@ export class SessionHeader {
               item("tool-calls", "Tool calls", String(stats.toolCalls)),
               item("tokens", "Tokens", tokens.join(" ") || "0"),
               item("cost", "Cost", `$${stats.cost.total.toFixed(3)}`),
-              item("entries", "Entries", model.size.toLocaleString("en-US")),
+              item("entries", "Entries", formatCount(model.size)),
             ]),
       ),
       el("div", { class: "help-bar" }, el("span", { class: "help-hint" }, "T thinking · O outputs · J/K messages · [ ] turns · Esc back to leaf · ? keys"), el("div", { class: "header-actions" }, ...actions)),

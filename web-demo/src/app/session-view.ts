@@ -112,14 +112,16 @@ export class SessionView {
     const sidebar = this.#tree?.element ?? el("aside", { id: "sidebar", class: "sidebar sidebar-reading" }, options.reading);
     this.element = el("div", { class: "session-view" }, overlay, sidebar, content);
     overlay.addEventListener("click", () => this.#closeSidebar());
-    if (options.followable) void this.#watch();
   }
 
-  /** Draws the view, which is in the document now: the messages, then, after that frame, the tree. */
+  /** Draws the view, which is in the document now: the messages, then, after that frame, the tree and the file's watch. */
   async start(): Promise<void> {
     this.#showPath();
     await afterNextPaint();
-    if (!this.#destroyed) this.#tree?.start();
+    if (this.#destroyed) return;
+    this.#tree?.start();
+    // Not before: over sessionkit serve a watch opens the port's WebSocket, which the first screen would wait behind.
+    if (this.#options.followable && !this.#follower) void this.#watch();
   }
 
   get state(): ViewState {

@@ -10,7 +10,7 @@
 import { ENTRY_FILTERS, FILTER_LABELS, searchEntries, type EntryFilter } from "../model/filters.js";
 import type { SessionModel } from "../model/session-model.js";
 import { layoutTree, type EntrySet, type TreeLayout } from "../model/tree-layout.js";
-import { el } from "../render/dom.js";
+import { el, formatCount } from "../render/dom.js";
 import { renderTreeRow } from "../render/tree-row.js";
 import { VirtualList } from "./virtual-list.js";
 
@@ -206,7 +206,7 @@ export class TreePanel {
     const layout = layoutTree(model, { filter: this.#filter, matches: this.#matches, activePath, leafId, folded: this.#folded });
     this.#layout = layout;
     this.#markRows();
-    this.#status.textContent = `${layout.shown.toLocaleString("en-US")} / ${layout.total.toLocaleString("en-US")} entries`;
+    this.#status.textContent = `${formatCount(layout.shown)} / ${formatCount(layout.total)} entries`;
     const focus = targetId ?? leafId;
     const row = focus === null ? -1 : layout.rowOfEntry(model.indexOf(focus) ?? -1);
     if (row >= 0) this.#list.reset(layout.count, () => ({ index: row, align: "center" }));

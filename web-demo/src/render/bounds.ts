@@ -5,6 +5,7 @@
  * and its emphasis matching grows with the square of the delimiters in a block (2,000 nested
  * `*a` throw after 2 s); one line is laid out as one block, however long.
  */
+import { formatCount } from "./dom.js";
 
 /** Lines are cut here (with a note of what was left out): 5,000 characters are about 40 lines at the column's width. */
 export const MAX_LINE = 5_000;
@@ -26,7 +27,7 @@ export function capLines(text: string, max = MAX_LINE): string {
     const newline = text.indexOf("\n", start);
     const end = newline < 0 ? text.length : newline;
     if (end - start > max) {
-      parts.push(`${text.slice(start, start + max)} … [${(end - start - max).toLocaleString("en-US")} more characters on this line]`);
+      parts.push(`${text.slice(start, start + max)} … [${formatCount(end - start - max)} more characters on this line]`);
       cut = true;
     } else parts.push(text.slice(start, end));
     if (newline < 0) break;

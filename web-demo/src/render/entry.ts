@@ -12,7 +12,7 @@ import { BLOB_REF_PREFIX } from "../../../src/blobs/blob-store.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import type { SessionModel, ToolCallInfo } from "../model/session-model.js";
 import { contentText } from "../model/content-text.js";
-import { el, formatTime, shortenPath, type Child } from "./dom.js";
+import { el, formatCount, shortenPath, timeText, type Child } from "./dom.js";
 import { languageOfPath } from "./highlight.js";
 import { capLines, UnboundedText } from "./bounds.js";
 import { renderMarkdown } from "./markdown.js";
@@ -61,7 +61,7 @@ export function renderEntryFallback(entry: SessionEntry, error: unknown, view: P
   const reason = error instanceof UnboundedText ? error.message : `rendering failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
   const message = isObject(entry.message) ? entry.message : undefined;
   const text = message ? contentText(message.content, "\n") || JSON.stringify(message.content ?? message) : str(entry.summary) || JSON.stringify(entry);
-  const shown = text.length > RAW_TEXT_LIMIT ? `${text.slice(0, RAW_TEXT_LIMIT)}\n… [${(text.length - RAW_TEXT_LIMIT).toLocaleString("en-US")} more characters]` : text;
+  const shown = text.length > RAW_TEXT_LIMIT ? `${text.slice(0, RAW_TEXT_LIMIT)}\n… [${formatCount(text.length - RAW_TEXT_LIMIT)} more characters]` : text;
   return el(
     "article",
     { class: entry.id === view.targetId ? "entry render-failed target" : "entry render-failed", "data-entry-id": entry.id },
@@ -77,7 +77,7 @@ interface Body {
 }
 
 function entryTools(entry: SessionEntry): HTMLElement {
-  const time = formatTime(entry.timestamp);
+  const time = timeText(entry.timestamp);
   return el(
     "div",
     { class: "entry-tools" },
@@ -99,7 +99,7 @@ function renderBody(entry: SessionEntry, view: EntryView): Body | null {
     case "compaction": {
       const key = `${entry.id}:compaction`;
       const open = isExpanded(view, key);
-      const tokens = typeof entry.tokensBefore === "number" ? entry.tokensBefore.toLocaleString("en-US") : "?";
+      const tokens = typeof entry.tokensBefore === "number" ? formatCount(entry.tokensBefore) : "?";
       return {
         kind: "compaction",
         children: [
