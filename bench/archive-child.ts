@@ -14,7 +14,8 @@ import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { nodeArchiveCodecs, nodeFsStorage } from "../adapters/node-fs/index.js";
-import { exportArchive, importArchive, type ExportSummary, type ImportSummary } from "../src/archive/index.js";
+import { exportArchive, importArchive } from "../src/archive/index.js";
+import type { ExportSummary, ImportSummary } from "../src/index.js";
 
 /** Exports one stored session (a storage path under `root`) with its blobs to the file `out`. */
 export async function exportToFile(root: string, sessionPath: string, out: string): Promise<ExportSummary> {

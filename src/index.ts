@@ -1,8 +1,9 @@
 /**
  * `sessionkit`: the application API. Sessions (SessionManager), listing, search, prompt history,
- * archives, following a session another process writes, and the types and errors these hand out.
- * A storage comes from an adapter (`sessionkit/adapters/*`); writing one: `sessionkit/adapter-kit`.
- * Finding and redacting secrets: `sessionkit/secrets`.
+ * following a session another process writes, and the types and errors these hand out (archives'
+ * too). A storage comes from an adapter (`sessionkit/adapters/*`); writing one: `sessionkit/adapter-kit`.
+ * Finding and redacting secrets: `sessionkit/secrets`; exporting and importing archives:
+ * `sessionkit/archives`.
  *
  * @module sessionkit
  */
@@ -64,19 +65,13 @@ export { readHistoryDb, HistoryError, type HistoryEntry, type HistoryErrorCode }
 // Following a session file another process appends to
 export { SessionTail, type FileExtent, type FollowOptions, type FollowUpdate, type SessionFollow, type TailRead } from "./session/follow.js";
 
-// Archives
-export { exportArchive, type ExportOptions, type ExportSessionSpec, type ExportSummary } from "./archive/export.js";
-export {
-  importArchive,
-  importSessionFiles,
-  type ConflictPolicy,
-  type ImportAction,
-  type ImportedSession,
-  type ImportOptions,
-  type ImportSummary,
-  type SessionFileInput,
-} from "./archive/import.js";
-export { verifyArchive, type ArchiveProgress, type ReadArchiveOptions, type VerifySummary } from "./archive/verify.js";
+// Archives: their options, summaries, limits and errors. The functions that read and write them
+// (zip.js) are in sessionkit/archives: importing them here would put zip.js in the first load of
+// every app built with code splitting (evanw/esbuild#3531). `export type` keeps these files' code
+// out of this module.
+export type { ExportOptions, ExportSessionSpec, ExportSummary } from "./archive/export.js";
+export type { ConflictPolicy, ImportAction, ImportedSession, ImportOptions, ImportSummary, SessionFileInput } from "./archive/import.js";
+export type { ArchiveProgress, ReadArchiveOptions, VerifySummary } from "./archive/verify.js";
 export type { ArchiveRangeSource, ArchiveSource } from "./archive/zip-read.js";
 export { DEFAULT_LIMITS, type ArchiveLimits } from "./archive/limits.js";
 export { ArchiveError, isArchiveError, type ArchiveErrorCode } from "./archive/errors.js";

@@ -21,7 +21,8 @@ import type { ReadArchiveOptions } from "./verify.js";
 export type ConflictPolicy = "auto" | "skip" | "replace" | "fork";
 
 /**
- * How {@link importArchive} and {@link importSessionFiles} import; every option has a default.
+ * How {@link sessionkit/archives!importArchive | importArchive} and
+ * {@link sessionkit/archives!importSessionFiles | importSessionFiles} import; every option has a default.
  * @category Archives
  */
 export interface ImportOptions extends ReadArchiveOptions {

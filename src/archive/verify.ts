@@ -29,7 +29,8 @@ export interface ArchiveProgress {
 }
 
 /**
- * How {@link verifyArchive} (and {@link importArchive}) read an archive; every option has a default.
+ * How {@link verifyArchive} (and {@link sessionkit/archives!importArchive | importArchive}) read an archive; every option
+ * has a default.
  * @category Archives
  */
 export interface ReadArchiveOptions {

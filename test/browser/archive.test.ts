@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
 import { memoryStorage } from "../../adapters/memory/index.js";
-import { ArchiveError, exportArchive, importArchive, importSessionFiles, verifyArchive, type ExportSummary, type ImportSummary } from "../../src/archive/index.js";
-import { SessionManager, type StoragePort } from "../../src/index.js";
+import { exportArchive, importArchive, importSessionFiles, verifyArchive } from "../../src/archive/index.js";
+import { ArchiveError, SessionManager, type ExportSummary, type ImportSummary, type StoragePort } from "../../src/index.js";
 import { bytesToBase64 } from "../../src/blobs/base64.js";
 import { sha256Hex } from "../../src/blobs/blob-store.js";
 import { patchField, rebuildZip, zipMembers } from "../shared/zip-fixtures.js";

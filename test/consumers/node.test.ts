@@ -1,7 +1,7 @@
 /**
  * The installed package in Node: the README's Node quick start runs as a user's ES module,
- * `sessionkit/secrets` scans and redacts, and `npx sessionkit` serves the viewer and writes an
- * HTML export, as from the repository.
+ * `sessionkit/secrets` scans and redacts, `sessionkit/archives` exports, verifies and imports, and
+ * `npx sessionkit` serves the viewer and writes an HTML export, as from the repository.
  */
 import { spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
@@ -69,6 +69,45 @@ describe("the package in Node", () => {
       redacted: "export STRIPE_KEY=[REDACTED:stripe-access-token]",
       counts: { "stripe-access-token": 1 },
       rootHasScanner: false,
+    });
+  });
+
+  it("sessionkit/archives exports, verifies and imports a session; its errors are the root's ArchiveError; the root leaves the functions out", async () => {
+    const { root: store, id } = await storeWithOneSession();
+    const projectDir = join(store, "sessions", "--home-user-project--");
+    const [file] = await readdir(projectDir);
+    const dir = join(consumer, "archives-subpath");
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      join(dir, "archives.mjs"),
+      [
+        'import { exportArchive, importArchive, verifyArchive } from "sessionkit/archives";',
+        'import * as root from "sessionkit";',
+        'import { memoryStorage } from "sessionkit/adapters/memory";',
+        'import { nodeFsStorage } from "sessionkit/adapters/node-fs";',
+        "const [storeRoot, path] = process.argv.slice(2);",
+        "const chunks = [];",
+        "const exported = await exportArchive(nodeFsStorage({ root: storeRoot }), [path], new WritableStream({ write: (chunk) => void chunks.push(chunk.slice()) }));",
+        "const zip = new Blob(chunks);",
+        "const verified = await verifyArchive(zip);",
+        "const imported = await importArchive(memoryStorage(), zip);",
+        "const refused = await importArchive(memoryStorage(), new TextEncoder().encode(\"not a zip\")).catch((error) => error);",
+        "console.log(JSON.stringify({",
+        "  exported: exported.sessions.map((session) => session.id),",
+        "  verified: verified.sessions.map((session) => session.id),",
+        "  imported: imported.sessions.map((session) => [session.id, session.action]),",
+        "  refused: [refused instanceof root.ArchiveError, root.isArchiveError(refused), refused.code],",
+        '  inRoot: ["exportArchive", "importArchive", "importSessionFiles", "verifyArchive"].filter((name) => name in root),',
+        "}));",
+      ].join("\n"),
+    );
+    const result = await runOk("node", ["archives.mjs", store, `sessions/--home-user-project--/${file}`], dir);
+    expect(JSON.parse(result.stdout)).toEqual({
+      exported: [id],
+      verified: [id],
+      imported: [[id, "created"]],
+      refused: [true, true, "not-a-zip"],
+      inRoot: [],
     });
   });
 

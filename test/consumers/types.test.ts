@@ -17,6 +17,8 @@ const BROWSER_SPECIFIERS = [
   "sessionkit",
   "sessionkit/adapter-kit",
   "sessionkit/secrets",
+  // zip.js, hash-wasm, web streams and crypto.subtle; Node's codecs are in adapters/node-fs.
+  "sessionkit/archives",
   "sessionkit/adapters/memory",
   "sessionkit/adapters/indexeddb",
   "sessionkit/adapters/opfs",

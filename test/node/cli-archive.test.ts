@@ -11,18 +11,8 @@ import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { buildSamples, type SampleSession, type SampleStore } from "../../scripts/build-samples.js";
-import {
-  buildSessionContext,
-  exportArchive,
-  importArchive,
-  importSessionFiles,
-  SessionManager,
-  verifyArchive,
-  type ExportSummary,
-  type ImportSummary,
-  type SessionInfo,
-  type VerifySummary,
-} from "../../src/index.js";
+import { exportArchive, importArchive, importSessionFiles, verifyArchive } from "../../src/archive/index.js";
+import { buildSessionContext, SessionManager, type ExportSummary, type ImportSummary, type SessionInfo, type VerifySummary } from "../../src/index.js";
 import { bundleCli, runCli, type CliOptions, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 import { rebuildZip, zipBytes, zipMembers } from "../shared/zip-fixtures.js";

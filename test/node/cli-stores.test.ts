@@ -18,7 +18,8 @@ import { cacheRoot, KIT_DIR, storeCacheDir } from "../../cli/store-cache.js";
 import { CATALOG_DIR } from "../../src/session/listing.js";
 import { encodeSessionFile, readSessionFile } from "../../src/format/session-file.js";
 import { seed003FileName, sessionDirFor, sessionFileName } from "../../src/session/paths.js";
-import { verifyArchive, type SessionHeader } from "../../src/index.js";
+import { verifyArchive } from "../../src/archive/index.js";
+import type { SessionHeader } from "../../src/index.js";
 import { bundleCli, runCli, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";
 

@@ -32,16 +32,8 @@ import { SessionManager as PiSessionManager } from "@mariozechner/pi-coding-agen
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryStorage } from "../../adapters/memory/index.js";
 import { nodeFsStorage, type NodeFsStorage } from "../../adapters/node-fs/index.js";
-import {
-  exportArchive,
-  importArchive,
-  importSessionFiles,
-  SessionManager,
-  type SessionContext,
-  type SessionEntry,
-  type SessionManagerOptions,
-  type StoragePort,
-} from "../../src/index.js";
+import { exportArchive, importArchive, importSessionFiles } from "../../src/archive/index.js";
+import { SessionManager, type SessionContext, type SessionEntry, type SessionManagerOptions, type StoragePort } from "../../src/index.js";
 import { scanJsonl } from "../../src/format/jsonl-reader.js";
 import { bundleCli, runCli, type CliResult } from "../shared/cli-runner.js";
 import { CORPUS_DIR } from "../shared/corpus.js";

@@ -17,9 +17,8 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "ArchiveError", "CURRENT_SESSION_VERSION", "DEFAULT_LIMITS", "DEFAULT_SOURCES", "HistoryError", "PromptHistory",
       "SEARCH_SOURCES", "SessionError", "SessionManager", "SessionTail", "StorageError", "buildSessionContext", "buildTree", "configureSqlite",
-      "deleteSessionWithBlobs", "exportArchive", "findMostRecentSession", "getRecentSessions", "importArchive",
-      "importSessionFiles", "isArchiveError", "isSessionError", "isStorageError", "listAllSessions", "listSessions",
-      "readHistoryDb", "searchSessions", "verifyArchive",
+      "deleteSessionWithBlobs", "findMostRecentSession", "getRecentSessions", "isArchiveError", "isSessionError", "isStorageError",
+      "listAllSessions", "listSessions", "readHistoryDb", "searchSessions",
     ],
     types: [
       "AgentMessage", "ArchiveErrorCode", "ArchiveLimits", "ArchiveProgress", "ArchiveRangeSource", "ArchiveSource", "BranchSummaryEntry", "ByteRange",
@@ -51,6 +50,11 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   "./secrets": {
     values: ["findSecrets", "findSecretsInRecord", "redactRecord", "scanSessionFile", "scanSessions"],
     types: ["FindOptions", "RedactionCounts", "ScanOptions", "ScanProgress", "ScanResult", "SecretFinding", "SecretMatch"],
+  },
+  // The archive functions only: their option, summary and error types stay in ".".
+  "./archives": {
+    values: ["exportArchive", "importArchive", "importSessionFiles", "verifyArchive"],
+    types: [],
   },
   "./adapters/memory": {
     values: ["memoryStorage"],

@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { nodeFsStorage, type NodeFsStorage } from "../../../adapters/node-fs/index.js";
-import { exportArchive, type ExportOptions, type ExportSessionSpec, type ExportSummary } from "../../../src/archive/index.js";
+import { exportArchive } from "../../../src/archive/index.js";
+import type { ExportOptions, ExportSessionSpec, ExportSummary } from "../../../src/index.js";
 import type { StoragePort } from "../../../src/port.js";
 
 /**

@@ -6,9 +6,8 @@
 import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
-import { ArchiveError, importArchive, verifyArchive, type ArchiveErrorCode, type ArchiveLimits } from "../../../src/archive/index.js";
-import type { ArchiveRangeSource } from "../../../src/index.js";
-import { SessionManager } from "../../../src/index.js";
+import { importArchive, verifyArchive } from "../../../src/archive/index.js";
+import { ArchiveError, SessionManager, type ArchiveErrorCode, type ArchiveLimits, type ArchiveRangeSource } from "../../../src/index.js";
 import { nodeArchiveCodecs } from "../../../adapters/node-fs/index.js";
 import { bytesOf, editManifest, patchField, patchUnixMode, rebuildZip, renameMember, zipBytes, zipMembers, type FixtureEntry } from "../../shared/zip-fixtures.js";
 import { assistant, exportToBytes, listing, noise, OWN_STORE, sha256, tempStore, user, type ListedFile, type TempStore } from "./helpers.js";

@@ -15,9 +15,9 @@ import { forEachInOrder, inOrderAhead } from "../../../src/archive/concurrency.j
 import { resolveLimits } from "../../../src/archive/limits.js";
 import { openZip } from "../../../src/archive/zip-read.js";
 import { crc32, crc32Incremental, sha256Incremental } from "../../../src/archive/hashes.js";
-import { ArchiveError, exportArchive, importArchive } from "../../../src/archive/index.js";
+import { exportArchive, importArchive } from "../../../src/archive/index.js";
 import { parseSessionBytes, scanSessionBytes, type SessionScan } from "../../../src/archive/session-bytes.js";
-import { SessionManager } from "../../../src/index.js";
+import { ArchiveError, SessionManager } from "../../../src/index.js";
 import { StorageError, type StoragePort } from "../../../src/port.js";
 import type { NodeFsStorage } from "../../../adapters/node-fs/index.js";
 import { CORPUS_DIR, loadPiReference } from "../../shared/corpus.js";

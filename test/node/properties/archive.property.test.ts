@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { terminateWorkers } from "@zip.js/zip.js";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { nodeArchiveCodecs } from "../../../adapters/node-fs/index.js";
-import { importArchive, isArchiveError } from "../../../src/archive/index.js";
-import { SessionManager, type StoragePort } from "../../../src/index.js";
+import { importArchive } from "../../../src/archive/index.js";
+import { isArchiveError, SessionManager, type StoragePort } from "../../../src/index.js";
 import { exportToBytes } from "../archive/helpers.js";
 import { SEED, settings } from "./fast-check.js";
 

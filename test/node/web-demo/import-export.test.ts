@@ -1,7 +1,8 @@
 /** The viewer's import of picked or dropped files (.jsonl batch, .zip archives, one report per unit). */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
-import { exportArchive, isArchiveError, SessionManager, type StoragePort } from "../../../src/index.js";
+import { exportArchive } from "../../../src/archive/index.js";
+import { isArchiveError, SessionManager, type StoragePort } from "../../../src/index.js";
 import { SAMPLE_SESSION } from "../../../web-demo/src/first-run.js";
 import { importFiles, UnsupportedFilesError } from "../../../web-demo/src/import-files.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";

@@ -6,13 +6,8 @@
 import { BlobWriter, TextReader, ZipWriter } from "@zip.js/zip.js";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
-import {
-  ArchiveError,
-  importArchive,
-  importSessionFiles,
-  SessionError,
-  StorageError,
-} from "../../../src/index.js";
+import { importArchive, importSessionFiles } from "../../../src/archive/index.js";
+import { ArchiveError, SessionError, StorageError } from "../../../src/index.js";
 import { loadBackendChoice, saveBackendChoice } from "../../../web-demo/src/backend.js";
 import { renderError, renderImportReport } from "../../../web-demo/src/render/import-report.js";
 

@@ -9,7 +9,8 @@ import { SessionManager as PiSessionManager } from "@mariozechner/pi-coding-agen
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { EXTERNALIZE_MIN_BASE64 } from "../../../src/blobs/images.js";
-import { importSessionFiles, SessionManager, type SessionEntry, type StoragePort } from "../../../src/index.js";
+import { importSessionFiles } from "../../../src/archive/index.js";
+import { SessionManager, type SessionEntry, type StoragePort } from "../../../src/index.js";
 import { FIRST_RUN_MARKER, importSampleOnFirstRun, SAMPLE_SESSION } from "../../../web-demo/src/first-run.js";
 import { assistantMsg, userMsg } from "../../shared/messages.js";
 
