@@ -11,6 +11,8 @@ import type { Run } from "./run.js";
 import { searchProgress } from "./progress.js";
 import { oneLine } from "./render.js";
 import { storeFileOf, storeStorage } from "./store.js";
+import { useSqliteCodeCache } from "./sqlite-code-cache.js";
+import { cacheRoot } from "./store-cache.js";
 import { openStorePort } from "./store-port.js";
 
 const DEFAULT_LIMIT = 50;
@@ -25,14 +27,17 @@ type FoundPrompt = HistoryEntry & { agent: AgentName; store: string };
  * WebAssembly (its bytecode interpreter above all) while the query runs, 70 to 130 ms of CPU that
  * one query never earns back. The baseline code alone makes a warm search ~25 % cheaper in CPU
  * and a first search that indexes everything ~7 % dearer (it is mostly JavaScript). Before SQLite
- * is loaded; `serve`, which lives long, keeps the optimizing compiler.
+ * is loaded; `serve`, which lives long, keeps the optimizing compiler. SQLite's JavaScript comes
+ * from a V8 code cache in the user's cache directory (sqlite-code-cache.ts); made under these flags,
+ * which V8 checks it against.
  */
-function startSqliteForOneQuery(): void {
+function startSqliteForOneQuery(run: Run<unknown>): void {
   v8.setFlagsFromString("--liftoff-only");
+  useSqliteCodeCache(cacheRoot(run.io.env, run.home));
 }
 
 export async function searchCommand(run: Run<SearchArgs>): Promise<number> {
-  startSqliteForOneQuery();
+  startSqliteForOneQuery(run);
   const stores = await run.stores();
   const cwd = nodePath.resolve(run.io.cwd, run.args.cwd ?? ".");
   const limit = run.args.limit ?? DEFAULT_LIMIT;
@@ -74,7 +79,7 @@ export async function searchCommand(run: Run<SearchArgs>): Promise<number> {
 }
 
 export async function historyCommand(run: Run<HistoryArgs>): Promise<number> {
-  startSqliteForOneQuery();
+  startSqliteForOneQuery(run);
   const stores = await run.stores();
   const limit = run.args.limit ?? DEFAULT_LIMIT;
   const query = run.args.target.trim();

@@ -24,6 +24,19 @@ export interface SqliteOptions {
 let configuredWasmUrl: string | undefined;
 let loading: Promise<Sqlite3Static> | undefined;
 
+/** How SQLite's module is loaded: the package's own import, unless a process sets another (see {@link setSqliteModuleLoader}). */
+export type SqliteModuleLoader = () => Promise<{ default: typeof import("@sqlite.org/sqlite-wasm").default }>;
+let loadModule: SqliteModuleLoader = () => import("@sqlite.org/sqlite-wasm");
+
+/**
+ * Replaces how SQLite's module is loaded, before it is: the CLI compiles the package's glue with a
+ * V8 code cache kept in the user's cache (cli/sqlite-code-cache.ts). No effect once SQLite is
+ * loaded. Not part of the public API.
+ */
+export function setSqliteModuleLoader(loader: SqliteModuleLoader): void {
+  if (!loading) loadModule = loader;
+}
+
 /**
  * Sets where SQLite's WebAssembly comes from; before the first search or history read.
  *
@@ -39,7 +52,7 @@ export function configureSqlite(options: SqliteOptions): void {
 type InitModule = (options?: { locateFile: (file: string, prefix: string) => string }) => Promise<Sqlite3Static>;
 
 export function loadSqlite(): Promise<Sqlite3Static> {
-  loading ??= import("@sqlite.org/sqlite-wasm")
+  loading ??= loadModule()
     .then(({ default: sqlite3InitModule }) => {
       // Without a configured URL the package finds sqlite3.wasm beside its own module, through a
       // `new URL("sqlite3.wasm", import.meta.url)` that Vite and webpack rewrite, and that points
