@@ -33,7 +33,8 @@ import { writeRepeatedSession, type RepeatedSession } from "../../test/shared/re
 import { ensureViewerSession } from "../../test/shared/viewer-session.js";
 import { ensureOpenSession } from "../lib/data.js";
 import { markdownTable, ratio, verdict, type Row } from "../lib/report.js";
-import type { CpuProfile } from "./cpu-profile.js";
+import { functionSelfTimesIn, type CpuProfile } from "./cpu-profile.js";
+import { eventSelfTimes, type TraceEvent } from "./trace-events.js";
 import { scrollEndToEnd } from "./viewer.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -170,18 +171,6 @@ async function memory(browser: Browser, cdp: CDPSession): Promise<Memory> {
   return { heapUsedBytes: usedSize, heapTotalBytes: totalSize, rendererRssBytes };
 }
 
-interface TraceEvent {
-  name: string;
-  ph: string;
-  ts: number;
-  dur?: number;
-  /** The thread's own time (CPU) in the event, µs. */
-  tdur?: number;
-  pid: number;
-  tid: number;
-  args?: { name?: string };
-}
-
 /** A main-thread task: how long it took, and how much of that its thread ran (the rest it waited for the CPU: the machine is shared). */
 interface Task {
   ms: number;
@@ -214,7 +203,7 @@ async function scrollTasks(browser: Browser, page: Page, cdp: CDPSession, profil
     for (const task of topLevel.filter((t) => t.dur! / 1000 > TARGET_TASK_MS)) {
       const end = task.ts + task.dur!;
       const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= end);
-      log(`  task ${(task.dur! / 1000).toFixed(0)} ms (${((task.tdur ?? 0) / 1000).toFixed(0)} ms CPU): ${eventSelfTimes(inside)}\n      js: ${functionsIn(samples, task.ts, end)}`);
+      log(`  task ${(task.dur! / 1000).toFixed(0)} ms (${((task.tdur ?? 0) / 1000).toFixed(0)} ms CPU): ${topSelfTimes(eventSelfTimes(inside), 6)}\n      js: ${topSelfTimes(functionSelfTimesIn(samples, task.ts, end), 8)}`);
     }
   }
   return topLevel.map((t) => ({ ms: t.dur! / 1000, cpuMs: (t.tdur ?? t.dur!) / 1000 }));
@@ -223,40 +212,9 @@ async function scrollTasks(browser: Browser, page: Page, cdp: CDPSession, profil
 const longestOf = (tasks: Task[], of: keyof Task) => Math.max(0, ...tasks.map((t) => t[of]));
 const overTarget = (tasks: Task[], of: keyof Task) => tasks.filter((t) => t[of] > TARGET_TASK_MS).length;
 
-/** The trace events with the most self time among nested complete events (sorted by start): layout, style, script, GC… */
-function eventSelfTimes(events: TraceEvent[]): string {
-  const self = new Map<string, number>();
-  const stack: { e: TraceEvent; end: number; child: number }[] = [];
-  const close = (until: number) => {
-    while (stack.length > 0 && stack.at(-1)!.end <= until) {
-      const top = stack.pop()!;
-      self.set(top.e.name, (self.get(top.e.name) ?? 0) + (top.e.dur! - top.child));
-      if (stack.length > 0) stack.at(-1)!.child += top.e.dur!;
-    }
-  };
-  for (const e of events) {
-    close(e.ts);
-    stack.push({ e, end: e.ts + e.dur!, child: 0 });
-  }
-  close(Infinity);
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, us]) => `${name} ${(us / 1000).toFixed(1)} ms`).join(", ");
-}
-
-/** The functions with the most self time among the profile's samples in [start, end) (µs, the trace's clock). */
-function functionsIn(profile: CpuProfile & { startTime: number }, start: number, end: number): string {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const self = new Map<string, number>();
-  let t = profile.startTime;
-  const deltas = profile.timeDeltas ?? [];
-  (profile.samples ?? []).forEach((id, i) => {
-    t += deltas[i] ?? 0;
-    if (t < start || t >= end) return;
-    const frame = byId.get(id)?.callFrame;
-    const name = `${frame?.functionName || "(anonymous)"}${frame?.url ? ` ${frame.url.split("/").pop()}:${frame.lineNumber + 1}` : ""}`;
-    self.set(name, (self.get(name) ?? 0) + (deltas[i + 1] ?? 0));
-  });
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([name, us]) => `${name} ${(us / 1000).toFixed(1)} ms`).join(", ");
-}
+/** The `n` names with the most self time (µs), in ms. */
+const topSelfTimes = (self: Map<string, number>, n: number) =>
+  [...self].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, us]) => `${name} ${(us / 1000).toFixed(1)} ms`).join(", ");
 
 export interface ViewerHugeOptions {
   /** The first session's size, GiB. */

@@ -18,25 +18,13 @@ import { chromium, type Browser, type Page } from "playwright";
 import { build } from "vite";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
-import type { CpuProfile } from "./cpu-profile.js";
+import { functionSelfTimesIn, type CpuProfile } from "./cpu-profile.js";
+import { eventSelfTimes, type TraceEvent } from "./trace-events.js";
 import { ensureViewerSession, VIEWER_DATA_DIR } from "../../test/shared/viewer-session.js";
 import { ourExport, piExport, scrollEndToEnd, startServeProcess, VIEWER_PROJECT, watchFirstEntry, type Kind } from "./viewer.js";
 
 const THRESHOLD_MS = 50;
 const TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "v8.execute", "blink.user_timing"];
-
-interface TraceEvent {
-  name: string;
-  cat: string;
-  ph: string;
-  ts: number;
-  dur?: number;
-  /** The thread's CPU time inside the event (µs). */
-  tdur?: number;
-  pid: number;
-  tid: number;
-  args?: { name?: string; data?: Record<string, unknown> };
-}
 
 const log = (message: string) => process.stderr.write(`[viewer-profile] ${message}\n`);
 
@@ -53,42 +41,6 @@ function mainThread(events: TraceEvent[]): { pid: number; tid: number } {
   if (!best) throw new Error("no renderer main thread in the trace");
   const [pid, tid] = best[0].split(":").map(Number) as [number, number];
   return { pid, tid };
-}
-
-/** Self time by event name inside [start, end) for the nested complete events given (sorted by ts). */
-function selfTimes(events: TraceEvent[]): Map<string, number> {
-  const self = new Map<string, number>();
-  const stack: { e: TraceEvent; end: number; child: number }[] = [];
-  const close = (until: number) => {
-    while (stack.length > 0 && stack[stack.length - 1]!.end <= until) {
-      const top = stack.pop()!;
-      self.set(top.e.name, (self.get(top.e.name) ?? 0) + (top.e.dur! - top.child));
-      if (stack.length > 0) stack[stack.length - 1]!.child += top.e.dur!;
-    }
-  };
-  for (const e of events) {
-    close(e.ts);
-    stack.push({ e, end: e.ts + e.dur!, child: 0 });
-  }
-  close(Infinity);
-  return self;
-}
-
-/** Self time by function over the profile samples taken in [start, end) (µs, the trace's clock). */
-function functionsIn(profile: CpuProfile & { startTime: number }, start: number, end: number): Map<string, number> {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const out = new Map<string, number>();
-  let t = profile.startTime;
-  const samples = profile.samples ?? [];
-  const deltas = profile.timeDeltas ?? [];
-  for (let i = 0; i < samples.length; i++) {
-    t += deltas[i] ?? 0;
-    if (t < start || t >= end) continue;
-    const frame = byId.get(samples[i]!)?.callFrame;
-    const name = `${frame?.functionName || "(anonymous)"}${frame?.url ? `:${frame.lineNumber + 1}` : ""}`;
-    out.set(name, (out.get(name) ?? 0) + (deltas[i + 1] ?? 0));
-  }
-  return out;
 }
 
 const top = (map: Map<string, number>, n: number, total: number) =>
@@ -166,8 +118,7 @@ async function firstEntryCpu(browser: Browser, url: string, kind: Kind): Promise
       cpu += task.tdur ?? 0;
       lastEnd = task.ts + task.dur!;
     }
-    if (process.env.FP2_TASKS) for (const task of tasks) if (task.dur! > 3000) { const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= task.ts + task.dur!); log(`  ${kind} task at ${((task.ts - start) / 1000).toFixed(0)} ms: ${(task.dur! / 1000).toFixed(1)} ms (${trigger(inside)}): ${top(selfTimes(inside), 5, task.dur!)} | js: ${top(functionsIn(profile, task.ts, task.ts + task.dur!), 6, task.dur!)}`); }
-    return { visibleMs, busyMs: busy / 1000, cpuMs: cpu / 1000, byEvent: selfTimes(onMain.filter((e) => !tasks.includes(e))), byFunction: functionsIn(profile, start, end) };
+    return { visibleMs, busyMs: busy / 1000, cpuMs: cpu / 1000, byEvent: eventSelfTimes(onMain.filter((e) => !tasks.includes(e))), byFunction: functionSelfTimesIn(profile, start, end) };
   } finally {
     await context.close();
   }
@@ -272,8 +223,8 @@ async function main(): Promise<void> {
       for (const task of long) {
         const end = task.ts + task.dur!;
         const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= end);
-        const byEvent = selfTimes(inside);
-        const js = functionsIn(profile, task.ts, end);
+        const byEvent = eventSelfTimes(inside);
+        const js = functionSelfTimesIn(profile, task.ts, end);
         const when = task.ts < scrollMark ? "load" : "scroll";
         process.stdout.write(
           `- ${when} ${(task.dur! / 1000).toFixed(0)} ms (${trigger(inside)}): ${top(byEvent, 6, task.dur!)}\n    js: ${top(js, 10, task.dur!)}\n`,

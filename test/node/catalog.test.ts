@@ -12,6 +12,24 @@ import { SessionManager } from "../../src/index.js";
 const DIR = "sessions/--cat--";
 const encode = (text: string) => new TextEncoder().encode(text);
 const header = { type: "session", version: 3, id: "cat-1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/cat" };
+
+/** The catalog file as stored (only what the tests edit is typed). */
+type StoredCatalog = { version: unknown; files: Record<string, Record<string, unknown> & { summary: Record<string, unknown> }> };
+
+/**
+ * One session "the real first message" listed (so its catalog is written), the catalog file
+ * replaced by what `edit` makes of it, then listed again: the session as the second listing gives it.
+ */
+async function listedAfterEditingCatalog(edit: (catalog: StoredCatalog) => unknown) {
+  const storage = memoryStorage();
+  await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
+  await SessionManager.list(storage, "", { sessionDir: DIR });
+  const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
+  const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!)) as StoredCatalog;
+  await storage.write(catalogFile, encode(JSON.stringify(edit(catalog))));
+  const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+  return info;
+}
 const message = (id: string, parentId: string | null, role: "user" | "assistant", text: string) => ({
   type: "message",
   id,
@@ -43,21 +61,17 @@ describe("the catalog", () => {
   });
 
   it("is rebuilt, not trusted, when an entry does not have its shape", async () => {
-    const storage = memoryStorage();
-    await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
-    await SessionManager.list(storage, "", { sessionDir: DIR });
-    const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
-    const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!));
     // Size and mtime still match the file: only the schema can tell this entry is not to be used.
-    catalog.files["one.jsonl"].summary = { ...catalog.files["one.jsonl"].summary, messageCount: "1", firstMessage: "tampered" };
-    await storage.write(catalogFile, encode(JSON.stringify(catalog)));
-    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    const info = await listedAfterEditingCatalog((catalog) => {
+      catalog.files["one.jsonl"]!.summary = { ...catalog.files["one.jsonl"]!.summary, messageCount: "1", firstMessage: "tampered" };
+      return catalog;
+    });
     expect(info!.firstMessage).toBe("the real first message");
     expect(info!.messageCount).toBe(1);
   });
 
   // Each damage beside a tampered first message: a catalog trusted in spite of it would list "tampered".
-  it.each<[string, (catalog: { version: unknown; files: Record<string, Record<string, unknown> & { summary: Record<string, unknown> }> }) => unknown]>([
+  it.each<[string, (catalog: StoredCatalog) => unknown]>([
     ["another version", (catalog) => ({ ...catalog, version: 3 })],
     ["files as an array", (catalog) => ({ ...catalog, files: Object.values(catalog.files) })],
     ["an entry without its fingerprint", (catalog) => ({ ...catalog, files: { "one.jsonl": { ...catalog.files["one.jsonl"], fingerprint: undefined } } })],
@@ -66,26 +80,18 @@ describe("the catalog", () => {
     ["a summary that is not an object", (catalog) => ({ ...catalog, files: { "one.jsonl": { ...catalog.files["one.jsonl"], summary: "tampered" } } })],
     ["JSON that is not an object", () => null],
   ])("is rebuilt, not trusted, with %s", async (_, damage) => {
-    const storage = memoryStorage();
-    await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
-    await SessionManager.list(storage, "", { sessionDir: DIR });
-    const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
-    const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!));
-    catalog.files["one.jsonl"].summary.firstMessage = "tampered";
-    await storage.write(catalogFile, encode(JSON.stringify(damage(catalog))));
-    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    const info = await listedAfterEditingCatalog((catalog) => {
+      catalog.files["one.jsonl"]!.summary.firstMessage = "tampered";
+      return damage(catalog);
+    });
     expect(info!.firstMessage).toBe("the real first message");
   });
 
   it("is trusted when whole: a tampered first message with every field of its type is listed", async () => {
-    const storage = memoryStorage();
-    await storage.write(`${DIR}/one.jsonl`, encode([header, message("u1", null, "user", "the real first message")].map((r) => JSON.stringify(r)).join("\n") + "\n"));
-    await SessionManager.list(storage, "", { sessionDir: DIR });
-    const catalogFile = `${CATALOG_DIR}/${encodeURIComponent(DIR)}.json`;
-    const catalog = JSON.parse(new TextDecoder().decode((await storage.read(catalogFile))!));
-    catalog.files["one.jsonl"].summary.firstMessage = "tampered";
-    await storage.write(catalogFile, encode(JSON.stringify(catalog)));
-    const [info] = await SessionManager.list(storage, "", { sessionDir: DIR });
+    const info = await listedAfterEditingCatalog((catalog) => {
+      catalog.files["one.jsonl"]!.summary.firstMessage = "tampered";
+      return catalog;
+    });
     expect(info!.firstMessage).toBe("tampered");
   });
 });
