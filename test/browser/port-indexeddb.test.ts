@@ -419,10 +419,18 @@ describe("indexeddb adapter", () => {
       }
       expect(decode(await port.read("s.jsonl"))).toBe("kept\n");
       expect(await port.stat("s.jsonl")).toMatchObject({ size: 5 });
-      // Below the quota the port goes on working. Chromium frees the refused transactions' space in
-      // its quota accounting later (presumably once it cleans up the aborted values' blob files; CI runs
-      // saw this append refused at once, and once still after 2 s on a loaded machine): retry for up
-      // to 15 s; the port itself holds nothing of the failure.
+      // Below the quota the port goes on working, when the browser has room left. Chromium writes a
+      // refused write's 1 MiB records as blob files, and in some runs (4 of 30 here) those written
+      // before the quota was hit stay counted in the bucket's usage: it stayed over the quota for
+      // 90 s, through closing and reopening the database. Then the port must refuse cleanly again.
+      const { usage, quota } = await bucket.estimate();
+      if (usage + (64 << 10) > quota) {
+        console.log(`quota: Chromium still counts ${usage - quota} bytes over the bucket's quota after the refused writes`);
+        await expect(port.append("s.jsonl", text("more\n"))).rejects.toSatisfy((error) => isStorageError(error, "quota"));
+        expect(decode(await port.read("s.jsonl"))).toBe("kept\n");
+        return;
+      }
+      // Chromium's accounting may lag the aborts (once 2 s on a loaded machine): retry up to 15 s.
       const refusedSince = performance.now();
       for (let attempt = 0; ; attempt++) {
         const appended = await port.append("s.jsonl", text("more\n")).then(() => true, (error: unknown) => {

@@ -8,6 +8,8 @@
 export interface StorageBucket {
   readonly name: string;
   readonly indexedDB: IDBFactory;
+  /** The bucket's own usage and quota, as the browser accounts them. */
+  estimate(): Promise<{ usage: number; quota: number }>;
   getDirectory(): Promise<FileSystemDirectoryHandle>;
 }
 
