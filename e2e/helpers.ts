@@ -17,21 +17,31 @@ export async function openApp(page: Page): Promise<Page> {
 
 /**
  * A persistent Chromium context on a fresh profile directory (real on-disk storage, shared by
- * all its pages as by the tabs of one browser window). `close` ends it and removes the profile.
+ * all its pages as by the tabs of one browser window). `relaunch` starts the browser again on the
+ * same profile (the last context must be closed first); `close` ends it and removes the profile.
  */
-export async function launchProfile(baseURL: string | undefined): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
-  const profile = await mkdtemp(join(tmpdir(), "sessionkit-e2e-profile-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumExecutable,
-    args: chromiumArgs,
-    headless: true,
-    ...(baseURL === undefined ? {} : { baseURL }),
-  });
+export async function launchProfile(baseURL: string | undefined): Promise<{
+  context: BrowserContext;
+  directory: string;
+  relaunch: () => Promise<BrowserContext>;
+  close: () => Promise<void>;
+}> {
+  const directory = await mkdtemp(join(tmpdir(), "sessionkit-e2e-profile-"));
+  const launch = () =>
+    chromium.launchPersistentContext(directory, {
+      executablePath: chromiumExecutable,
+      args: chromiumArgs,
+      headless: true,
+      ...(baseURL === undefined ? {} : { baseURL }),
+    });
+  let context = await launch();
   return {
     context,
+    directory,
+    relaunch: async () => (context = await launch()),
     close: async () => {
       await context.close();
-      await rm(profile, { recursive: true, force: true });
+      await rm(directory, { recursive: true, force: true });
     },
   };
 }

@@ -18,6 +18,8 @@ export class Connection {
     private readonly dbName: string,
     /** Called when the open connection is dropped: until it reopens, the database may change in any way. */
     private readonly onDropped: () => void,
+    /** Called with the browser's message when it replaced the database, found corrupt, with an empty one. */
+    private readonly onDataLoss?: (message: string) => void,
   ) {}
 
   /** The open connection, opening it first when there is none. */
@@ -65,7 +67,12 @@ export class Connection {
   /** Opens (creating or upgrading to `version` when given) and watches the connection. */
   private async openDatabase(factory: IDBFactory, version: number | undefined): Promise<Database> {
     const request = factory.open(this.dbName, version);
-    request.addEventListener("upgradeneeded", () => createStores(request.result));
+    request.addEventListener("upgradeneeded", (event) => {
+      // Chromium's own fields (not in the standard, nor in TypeScript's DOM types).
+      const { dataLoss, dataLossMessage } = event as IDBVersionChangeEvent & { dataLoss?: string; dataLossMessage?: string };
+      if (dataLoss !== undefined && dataLoss !== "none") this.onDataLoss?.(dataLossMessage || `dataLoss: ${dataLoss}`);
+      createStores(request.result);
+    });
     const db = (await wrap(request)) as unknown as Database;
     // Another tab wants to upgrade or delete the database: let it, and reopen on our next operation.
     db.addEventListener("versionchange", () => {

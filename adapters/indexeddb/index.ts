@@ -46,6 +46,20 @@ export interface IndexedDbStorageOptions {
    * bucket's quota and eviction policy, or fake-indexeddb's factory under Node.
    */
   indexedDB?: IDBFactory;
+  /**
+   * Called when the browser, opening the database, found it corrupt and replaced it with an empty
+   * one: everything the database held is gone. Chromium does this (its upgradeneeded event's
+   * `dataLoss: "total"`), e.g. after a crash left a torn record in LevelDB's log (docs/DESIGN.md).
+   * An app can tell its user, and restore from a copy kept elsewhere.
+   */
+  onDataLoss?: (loss: IndexedDbDataLoss) => void;
+}
+
+/** What the browser said when it replaced a corrupt database with an empty one. */
+export interface IndexedDbDataLoss {
+  dbName: string;
+  /** The browser's own words, e.g. "IndexedDB (database was corrupt): checksum mismatch". */
+  message: string;
 }
 
 /**
@@ -68,7 +82,7 @@ const DEFAULT_DB_NAME = "sessionkit";
  * any size, appends that cost only the bytes appended, changes seen by every tab of the origin.
  */
 export function indexedDbStorage(options?: IndexedDbStorageOptions): IndexedDbStorage {
-  return new IndexedDbPort(options?.indexedDB, options?.dbName ?? DEFAULT_DB_NAME, options?.durability ?? "relaxed");
+  return new IndexedDbPort(options?.indexedDB, options?.dbName ?? DEFAULT_DB_NAME, options?.durability ?? "relaxed", options?.onDataLoss);
 }
 
 class IndexedDbPort implements IndexedDbStorage {
@@ -84,9 +98,10 @@ class IndexedDbPort implements IndexedDbStorage {
     factory: IDBFactory | undefined,
     private readonly dbName: string,
     private readonly durability: Durability,
+    onDataLoss: ((loss: IndexedDbDataLoss) => void) | undefined,
   ) {
     // Whatever happens to the database until the port reopens it (even its deletion) is not the port's to know.
-    this.connection = new Connection(factory, dbName, () => this.remembered.clear());
+    this.connection = new Connection(factory, dbName, () => this.remembered.clear(), onDataLoss && ((message) => onDataLoss({ dbName, message })));
     this.transactions = new Transactions(this.connection, this.remembered);
     this.writer = new Writer(this.transactions, this.remembered, durability, (changed) => {
       // Committed: tell watchers (here and in other tabs) which files changed.

@@ -69,7 +69,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   },
   "./adapters/indexeddb": {
     values: ["CHUNK_BYTES", "MERGE_IDLE_MS", "TAIL_LIMIT_BYTES", "TAIL_MERGE_BYTES", "indexedDbStorage"],
-    types: ["FileMeta", "IndexedDbStorage", "IndexedDbStorageOptions"],
+    types: ["FileMeta", "IndexedDbDataLoss", "IndexedDbStorage", "IndexedDbStorageOptions"],
   },
   "./adapters/opfs": {
     values: ["DEFAULT_OPFS_ROOT", "opfsChangesChannel", "opfsStorage", "opfsWorkerStorage"],

@@ -21,29 +21,9 @@ export interface ReadBack {
 
 const CWD = "/home/dev/browser-soak";
 
-/**
- * The page's IndexedDB, with every open watched: a database Chromium finds corrupt is deleted and
- * recreated empty, and only the upgradeneeded event says so (`dataLoss`, `dataLossMessage`: Chromium's own fields).
- */
-const watchedIndexedDB = new Proxy(indexedDB, {
-  get(target, key) {
-    if (key !== "open") {
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    }
-    return (name: string, version?: number) => {
-      const request = target.open(name, version);
-      request.addEventListener("upgradeneeded", (event) => {
-        const { dataLoss, dataLossMessage } = event as IDBVersionChangeEvent & { dataLoss?: string; dataLossMessage?: string };
-        if (dataLoss !== undefined && dataLoss !== "none") console.log(`dataloss ${dataLoss} of ${name}: ${dataLossMessage ?? ""}`);
-      });
-      return request;
-    };
-  },
-});
-
 const storages: Record<Backend, StoragePort> = {
-  indexeddb: indexedDbStorage({ dbName: "sessionkit-soak", indexedDB: watchedIndexedDB }),
+  // A database Chromium finds corrupt is deleted and recreated empty; the soak counts that as a failure.
+  indexeddb: indexedDbStorage({ dbName: "sessionkit-soak", onDataLoss: ({ dbName, message }) => console.log(`dataloss total of ${dbName}: ${message}`) }),
   opfs: opfsStorage({ root: "sessionkit-soak" }),
 };
 
