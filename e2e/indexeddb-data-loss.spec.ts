@@ -9,6 +9,7 @@ import { appendFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, test, type BrowserContext } from "@playwright/test";
 import { launchProfile, openApp } from "./helpers.js";
+import { VIEWER_URL, openViewer, settled } from "./viewer-helpers.js";
 
 /** A log record's 7-byte header (checksum, length 64, type FULL) and 3 of its 64 payload bytes. */
 const TORN_RECORD = Buffer.from([0x12, 0x34, 0x56, 0x78, 0x40, 0x00, 0x01, 0x61, 0x62, 0x63]);
@@ -55,6 +56,47 @@ test("onDataLoss reports the database Chromium found corrupt and replaced with a
     const { text, losses } = await appendAndRead(context, dbName, "third\n");
     expect(text).toBe("third\n");
     expect(losses).toEqual([{ dbName, message: expect.stringMatching(/corrupt/) }]);
+  } finally {
+    await profile.close();
+  }
+});
+
+test("the viewer tells its user when the browser deleted its stored sessions", async () => {
+  const profile = await launchProfile(undefined);
+  let context = profile.context;
+  try {
+    const page = await context.newPage();
+    await openViewer(page); // the first run imports the sample into IndexedDB
+    await expect(page.locator("#notices")).not.toContainText("corrupt");
+    await context.close();
+
+    const leveldbs = join(profile.directory, "Default", "IndexedDB");
+    for (const log of (await readdir(leveldbs, { recursive: true })).filter((path) => path.endsWith(".log"))) await appendFile(join(leveldbs, log), TORN_RECORD);
+    // A write anywhere in the origin's IndexedDB (one LevelDB) lands after the torn record.
+    context = await profile.relaunch();
+    const writer = await context.newPage();
+    await writer.goto(VIEWER_URL);
+    await writer.evaluate(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const request = indexedDB.open("another-database");
+          request.onupgradeneeded = () => request.result.createObjectStore("records");
+          request.onsuccess = () => {
+            const tx = request.result.transaction("records", "readwrite", { durability: "strict" });
+            tx.objectStore("records").put("value", "key");
+            tx.oncomplete = () => resolve();
+            tx.onerror = () => reject(tx.error);
+          };
+          request.onerror = () => reject(request.error);
+        }),
+    );
+    await context.close();
+
+    context = await profile.relaunch();
+    const reopened = await context.newPage();
+    await reopened.goto(VIEWER_URL);
+    await settled(reopened);
+    await expect(reopened.locator("#notices [role=alert]")).toContainText("The browser found its stored sessions corrupt and deleted them");
   } finally {
     await profile.close();
   }

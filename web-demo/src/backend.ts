@@ -17,8 +17,9 @@ const CHOICE_KEY = "sessionkit-viewer.backend";
 
 export type ViewerStorage = StoragePort & { close(): Promise<void> };
 
-export function openViewerStorage(backend: Backend): ViewerStorage {
-  return backend === "opfs" ? opfsStorage({ root: STORE_NAME }) : indexedDbStorage({ dbName: STORE_NAME });
+/** The viewer's store on `backend`; `onDataLoss` hears the browser's message when it replaced the IndexedDB store, found corrupt, with an empty one. */
+export function openViewerStorage(backend: Backend, onDataLoss?: (message: string) => void): ViewerStorage {
+  return backend === "opfs" ? opfsStorage({ root: STORE_NAME }) : indexedDbStorage({ dbName: STORE_NAME, ...(onDataLoss ? { onDataLoss: ({ message }) => onDataLoss(message) } : {}) });
 }
 
 export function loadBackendChoice(storage: Pick<Storage, "getItem"> = localStorage): Backend {

@@ -27,8 +27,11 @@ export function startStaticMode(): void {
   const estimateText = el("span", { id: "storage-estimate", class: "muted" });
   const dropOverlay = el("div", { id: "drop-overlay", hidden: "" }, el("p", {}, "Drop .jsonl or .zip files to import them"));
 
+  // Called when the store is first opened, after `app` exists.
+  const reportDataLoss = (message: string) =>
+    app.notify(el("p", { class: "notice", role: "alert" }, `The browser found its stored sessions corrupt and deleted them (${message}). Sessions imported before are gone: import them again from their files.`));
   const sourceFor = (backend: Backend) =>
-    new PortStoreSource("static", [{ id: STORE_ID, label: backend === "opfs" ? "OPFS" : "IndexedDB", storage: openViewerStorage(backend), writable: true }], true, searchWithIndex);
+    new PortStoreSource("static", [{ id: STORE_ID, label: backend === "opfs" ? "OPFS" : "IndexedDB", storage: openViewerStorage(backend, reportDataLoss), writable: true }], true, searchWithIndex);
 
   const initialBackend = loadBackendChoice();
   backendSelect.value = initialBackend;
