@@ -6,8 +6,8 @@ import type { Io } from "./run.js";
 
 /**
  * Runs the command line `argv` whose command scanCommandLine found to be `name`, with the code of
- * `code`; returns its exit code, or undefined (before running anything) when the command line's
- * command has no code there.
+ * `code`; returns its exit code, or undefined (before running anything) when `code` has none for
+ * the command line's command and arguments.
  */
 export async function runCommandLine(argv: readonly string[], name: CommandName, io: Io, code: Partial<Record<CommandName, CommandCode>>): Promise<number | undefined> {
   let parsed;

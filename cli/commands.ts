@@ -31,11 +31,11 @@ type AnySpec = CommandSpec<Record<string, { type: "string" | "boolean"; multiple
 const EVERY_SPEC: Record<CommandName, unknown> = { ls, show, context, tree, verify, migrate, export: exportSpec, import: importSpec, serve, search, history, scan, sync, stats };
 const SPECS = EVERY_SPEC as Record<CommandName, AnySpec>;
 
-/** The code that runs a command, loaded when asked for. */
-export type CommandCode = () => Promise<CommandRun<object>>;
+/** The code that runs a command, loaded when asked for; undefined where the table has none for these arguments. */
+export type CommandCode = (args: GlobalArgs) => Promise<CommandRun<object>> | undefined;
 
 /** A command's code, paired with its module's spec: the types say the code takes what the spec parses. */
-export function commandCode<O extends AnySpec["options"], A extends object>(_spec: CommandSpec<O, A>, run: () => Promise<CommandRun<A>>): CommandCode {
+export function commandCode<O extends AnySpec["options"], A extends object>(_spec: CommandSpec<O, A>, run: (args: GlobalArgs) => Promise<CommandRun<A>> | undefined): CommandCode {
   return run as CommandCode;
 }
 
@@ -51,8 +51,8 @@ export interface ParsedCommand {
  */
 export async function parseCommand(argv: readonly string[], name: CommandName, code: Partial<Record<CommandName, CommandCode>>): Promise<ParsedCommand | undefined> {
   const args = parseCommandLine(argv, name);
-  const load = code[args.command];
-  return load && { args, run: await load() };
+  const loading = code[args.command]?.(args);
+  return loading && { args, run: await loading };
 }
 
 /** The global flags and the command's own arguments (its module's `A`); throws UsageError. */

@@ -69,18 +69,27 @@ const SEARCH_SCRIPT_OPTIONS: BuildOptions = {
   footer: { js: "})" },
 };
 
-/** SQLite's package in the search script; before any other plugin's resolution of it (the tests' bundle has one). */
-const SQLITE_IN_SEARCH_SCRIPT: Plugin = {
-  name: "sqlite-in-search-script",
+/**
+ * SQLite's package in the search script (before any other plugin's resolution of it: the tests'
+ * bundle has one); and no database client: the script hands a `--store` command line back
+ * (search-script-entry.ts), so cli/store.ts's import of the postgres adapter is never run there.
+ */
+const SEARCH_SCRIPT_IMPORTS: Plugin = {
+  name: "search-script-imports",
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^@sqlite\.org\/sqlite-wasm$/ }, () => ({ path: join(REPO, "cli/sqlite-in-search-script.ts") }));
+    pluginBuild.onResolve({ filter: /\/adapters\/postgres\/index\.js$/ }, () => ({ path: "postgres adapter", namespace: "left-out" }));
+    pluginBuild.onLoad({ filter: /.*/, namespace: "left-out" }, () => ({
+      contents: 'export function postgresStorage() { throw new Error("the search script has no database client"); }',
+      loader: "js",
+    }));
   },
 };
 
 /** Writes the CLI bundle into `dir` (with `more` options); returns the entry's path. */
 export async function bundleCliInto(dir: string, more: BuildOptions = {}): Promise<string> {
   const script = join(dir, SEARCH_SCRIPT_FILE);
-  await Promise.all([build({ ...CLI_BUNDLE_OPTIONS, ...more, outdir: dir }), build({ ...SEARCH_SCRIPT_OPTIONS, ...more, plugins: [SQLITE_IN_SEARCH_SCRIPT, ...(more.plugins ?? [])], outfile: script })]);
+  await Promise.all([build({ ...CLI_BUNDLE_OPTIONS, ...more, outdir: dir }), build({ ...SEARCH_SCRIPT_OPTIONS, ...more, plugins: [SEARCH_SCRIPT_IMPORTS, ...(more.plugins ?? [])], outfile: script })]);
   if (/\bimport\(/.test(readFileSync(script, "utf8"))) throw new Error(`${script}: an import() left in the search script, which a vm script cannot run`);
   return join(dir, "sessionkit.mjs");
 }

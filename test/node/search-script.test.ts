@@ -56,7 +56,7 @@ const identity = async (file: string) => {
   return { ino, mtimeMs, size };
 };
 
-/** Command lines of search and history: text and --json, failures of parsing and of running, and one that turns out to be `ls`. */
+/** Command lines of search and history: text and --json, failures of parsing and of running, one that turns out to be `ls`, one of a database store. */
 const COMMAND_LINES = (): string[][] => [
   ["--root", root, "search", "zqkettle", "--all"],
   ["--root", root, "search", "zqkettle", "--all", "--json"],
@@ -66,6 +66,8 @@ const COMMAND_LINES = (): string[][] => [
   ["--root", join(dir, "no such store"), "search", "zqkettle", "--all"],
   // Parsed as search first, `search` is --cwd's value and the command is ls: the script hands it back.
   ["--root", root, "--cwd", "search", "ls", "--all", "--json"],
+  // A database store: the script has no database client and hands it back (nothing listens on port 1).
+  ["--store", "postgres://127.0.0.1:1/none", "search", "zqkettle", "--all"],
 ];
 
 /** Runs `bundle` on `args`, and the bundle without the script: the same exit code, stdout and stderr. */
@@ -98,7 +100,7 @@ describe("search and history from their script", () => {
     const codes = [];
     for (const args of COMMAND_LINES()) codes.push((await expectSameAsWithoutScript(withScript, args)).code);
     // A failure's code comes from its error's class: the script's own classes are the ones its report.ts knows.
-    expect(codes).toEqual([EXIT.ok, EXIT.ok, EXIT.ok, EXIT.ok, EXIT.usage, EXIT["not-found"], EXIT.ok]);
+    expect(codes).toEqual([EXIT.ok, EXIT.ok, EXIT.ok, EXIT.ok, EXIT.usage, EXIT["not-found"], EXIT.ok, EXIT.failed]);
   });
 
   it("replaces a damaged cache and a truncated one, printing the same", async () => {
