@@ -2,9 +2,12 @@
  * The search and history commands run from one script beside the CLI's modules
  * (search-script-entry.ts bundled by scripts/cli-bundle.ts) compiled through a V8 code cache in
  * the user's cache directory (code-cache.ts). A warm search is a short process, and compiling the
- * CLI's own code was ~24 ms of its CPU: from the cache, ~15 ms less. Where there is no script (the
- * CLI run from its sources) or anything else goes wrong before the command runs, the caller runs
- * the command from the CLI's modules as any other.
+ * CLI's own code was ~24 ms of its CPU: from the cache, a warm search costs ~10 ms less (paired
+ * runs, docs/benchmarks.md); without it (the run that writes it) the one script costs more than
+ * the modules. Where there is no script (the CLI run from its sources) or anything else goes wrong
+ * before the command runs, the caller runs the command from the CLI's modules as any other. A
+ * command line the script hands back (another command after all, or a database store) keeps the
+ * `--liftoff-only` set here: only WebAssembly's code is slower for it.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
