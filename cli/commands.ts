@@ -1,7 +1,8 @@
 /**
  * The commands: each one's module (its flags, arguments and parsed type: commands/, small, loaded
- * with this table) and the code it runs (loaded when it runs: a command loads no other's code); the
- * command line parsed with the module's flags (node:util parseArgs, strict); and the run of a
+ * with this table); the command line parsed with the module's flags (node:util parseArgs, strict)
+ * and the code that runs it loaded from a table of the caller's (command-code.ts: every command's,
+ * each loaded when it runs; search-script-entry.ts: search and history's); and the run of a
  * command with what every command is given (Run), the stores it reads found.
  */
 import os from "node:os";
@@ -26,33 +27,17 @@ import { loadTextWidth } from "./text-width.js";
 // The spec's options are typed per command; here any command's will do.
 type AnySpec = CommandSpec<Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>, object>;
 
-/** A command: its module's spec, and its code, loaded when asked for. */
-interface Command {
-  spec: AnySpec;
-  run(): Promise<CommandRun<object>>;
-}
+/** Each command's module's spec (its code: command-code.ts). */
+const EVERY_SPEC: Record<CommandName, unknown> = { ls, show, context, tree, verify, migrate, export: exportSpec, import: importSpec, serve, search, history, scan, sync, stats };
+const SPECS = EVERY_SPEC as Record<CommandName, AnySpec>;
 
-/** Pairs a command's spec with its code; the types say the code takes what the spec parses. */
-function command<O extends AnySpec["options"], A extends object>(spec: CommandSpec<O, A>, run: () => Promise<CommandRun<A>>): Command {
-  return { spec: spec as unknown as AnySpec, run: run as () => Promise<CommandRun<object>> };
-}
+/** The code that runs a command, loaded when asked for; undefined where the table has none for these arguments. */
+export type CommandCode = (args: GlobalArgs) => Promise<CommandRun<object>> | undefined;
 
-const COMMANDS: Record<CommandName, Command> = {
-  ls: command(ls, async () => (await import("./ls.js")).lsCommand),
-  show: command(show, async () => (await import("./session-commands.js")).showCommand),
-  context: command(context, async () => (await import("./session-commands.js")).contextCommand),
-  tree: command(tree, async () => (await import("./session-commands.js")).treeCommand),
-  verify: command(verify, async () => (await import("./session-commands.js")).verifyCommand),
-  migrate: command(migrate, async () => (await import("./session-commands.js")).migrateCommand),
-  export: command(exportSpec, async () => (await import("./archive.js")).exportCommand),
-  import: command(importSpec, async () => (await import("./archive.js")).importCommand),
-  serve: command(serve, async () => (await import("./serve/command.js")).serveCommand),
-  search: command(search, async () => (await import("./search.js")).searchCommand),
-  history: command(history, async () => (await import("./search.js")).historyCommand),
-  scan: command(scan, async () => (await import("./scan.js")).scanCommand),
-  sync: command(sync, async () => (await import("./sync.js")).syncCommand),
-  stats: command(stats, async () => (await import("./stats.js")).statsCommand),
-};
+/** A command's code, paired with its module's spec: the types say the code takes what the spec parses. */
+export function commandCode<O extends AnySpec["options"], A extends object>(_spec: CommandSpec<O, A>, run: (args: GlobalArgs) => Promise<CommandRun<A>> | undefined): CommandCode {
+  return run as CommandCode;
+}
 
 /** A command, its flags and arguments parsed (strict), and the code that runs it. */
 export interface ParsedCommand {
@@ -60,15 +45,19 @@ export interface ParsedCommand {
   run: CommandRun<object>;
 }
 
-/** Parses the command line of `name` (as scanCommandLine found it) with its module's flags; loads the code that runs it. */
-export async function parseCommand(argv: readonly string[], name: CommandName): Promise<ParsedCommand> {
+/**
+ * Parses the command line of `name` (as scanCommandLine found it) with its module's flags; loads
+ * the code that runs it from `code`. Undefined when the command line's command has none there.
+ */
+export async function parseCommand(argv: readonly string[], name: CommandName, code: Partial<Record<CommandName, CommandCode>>): Promise<ParsedCommand | undefined> {
   const args = parseCommandLine(argv, name);
-  return { args, run: await COMMANDS[args.command].run() };
+  const loading = code[args.command]?.(args);
+  return loading && { args, run: await loading };
 }
 
 /** The global flags and the command's own arguments (its module's `A`); throws UsageError. */
 function parseCommandLine(argv: readonly string[], command: CommandName, reparsed = false): GlobalArgs & object {
-  const { spec } = COMMANDS[command];
+  const spec = SPECS[command];
   refuseOthersFlags(argv, command, spec);
   const options = { ...GLOBAL_OPTIONS, ...spec.options };
   let parsed;
@@ -109,7 +98,7 @@ function refuseOthersFlags(argv: readonly string[], command: CommandName, spec: 
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const unknown = tokens.filter((token) => token.kind === "option" && !(token.name in options)).map((token) => (token.kind === "option" ? token.name : ""));
   if (unknown.length === 0) return;
-  const others = COMMAND_NAMES.filter((name) => name !== command).map((name) => COMMANDS[name].spec);
+  const others = COMMAND_NAMES.filter((name) => name !== command).map((name) => SPECS[name]);
   for (const name of unknown) {
     for (const other of others) {
       const long = Object.entries(other.options).find(([flag, config]) => flag === name || config.short === name)?.[0];

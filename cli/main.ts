@@ -6,7 +6,8 @@
  *
  * This module loads only what finds the command (args.ts); the commands (commands.ts), the code
  * the command runs and the error reporting are imported when needed: `--help` loads the help text
- * alone, `ls` none of the archive, search or server code.
+ * alone, `ls` none of the archive, search or server code. `search` and `history` run from a
+ * script of their own through a V8 code cache (search-script.ts) where there is one.
  */
 import packageJson from "../package.json" with { type: "json" };
 import { scanCommandLine } from "./args.js";
@@ -42,18 +43,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (line.kind === "usage") return (await import("./report.js")).reportUsage(io, line.message);
-  let commands;
-  let parsed;
-  try {
-    commands = await import("./commands.js");
-    parsed = await commands.parseCommand(argv, line.command);
-  } catch (error) {
-    return fail(error);
+  if (line.command === "search" || line.command === "history") {
+    const code = await (await import("./search-script.js")).runFromSearchScript(argv, line.command, io);
+    if (code !== undefined) return code;
   }
   try {
-    return await commands.runCommand(parsed, io);
+    const [{ runCommandLine }, { COMMAND_CODE }] = await Promise.all([import("./command-line.js"), import("./command-code.js")]);
+    // Every command has its code in COMMAND_CODE.
+    return (await runCommandLine(argv, line.command, io, COMMAND_CODE))!;
   } catch (error) {
-    return fail(error, parsed.args.command);
+    return fail(error);
   }
 }
 

@@ -8,16 +8,13 @@ import { createHash } from "node:crypto";
 import nodePath from "node:path";
 import { nodeFsStorage } from "../adapters/node-fs/index.js";
 import type { StoragePortWith } from "../src/port.js";
+import { cacheRoot } from "./cache-root.js";
 import { openStorePort } from "./store-port.js";
 
 /** The directory of the kit's files within a store (see src/session/listing.ts CATALOG_DIR). */
 export const KIT_DIR = ".sessionkit";
 
-/** `$XDG_CACHE_HOME/sessionkit` (an absolute $XDG_CACHE_HOME only, as the XDG spec says), else `~/.cache/sessionkit`. */
-export function cacheRoot(env: NodeJS.ProcessEnv, home: string): string {
-  const xdg = env.XDG_CACHE_HOME;
-  return nodePath.join(xdg && nodePath.isAbsolute(xdg) ? xdg : nodePath.join(home, ".cache"), "sessionkit");
-}
+export { cacheRoot } from "./cache-root.js";
 
 /**
  * The cache folder of the store at `root`: `<cache root>/stores/<readable name>-<hash of the
