@@ -4,14 +4,13 @@
  * preview`) it keeps sessions in the browser (static-mode.ts). One app, two sources.
  * Each mode's modules are imported when it starts, so a page loads only its own mode's code; the
  * serve mode's (the app's, most of it shared with the static mode) loads while the server is
- * asked, and the session the address names with it (data/serve-boot.ts).
+ * asked, and the session the address names with it: the page's boot script asked as the HTML was
+ * parsed (data/serve-boot.ts).
  */
-import { askServedStores, pageToken, prefetchAddressedSession } from "./data/serve-boot.js";
+import { takeBootRequests } from "./data/serve-boot.js";
 import "./styles.css";
 
-const token = pageToken();
-const answer = askServedStores(token);
-const prefetch = prefetchAddressedSession(token);
+const { token, answer, prefetch } = takeBootRequests();
 const serveMode = import("./serve-mode.js");
 serveMode.catch(() => {}); // awaited below when served
 const response = await answer;
