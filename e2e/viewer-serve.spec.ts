@@ -220,6 +220,37 @@ test("the page's inline boot script asks for the stores and the linked session w
   expect(refused).toEqual({ directive: "script-src-elem", ran: false });
 });
 
+test("without the boot script (a page whose policy refuses it) the app asks for the stores and the linked session itself, once each", async ({ page }) => {
+  const violations: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/.test(message.text())) violations.push(message.text());
+  });
+  // The page as served, its boot script changed by one byte: its hash no longer matches the policy's.
+  await page.route((url) => url.pathname === "/", async (route) => {
+    const response = await route.fetch();
+    const body = (await response.text()).replace(/<script>\(function\(\)\{/, "<script>(function() {");
+    expect(body).toContain("<script>(function() {");
+    await route.fulfill({ response, body });
+  });
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector("#messages .entry")) return;
+      observer.disconnect();
+      (window as unknown as { apiAtFirstEntry?: string[] }).apiAtFirstEntry = performance
+        .getEntriesByType("resource")
+        .map((entry) => decodeURIComponent(new URL(entry.name).pathname))
+        .filter((path) => path.startsWith("/api/"));
+    }).observe(document, { childList: true, subtree: true });
+  });
+  const store = storeOf("pi").id;
+  await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
+  await expect(entries(page).last()).toContainText("Zebras sleep standing up");
+  // Refused (by the header's policy and the meta tag's, each reporting it).
+  expect(violations.length).toBeGreaterThan(0);
+  for (const violation of violations) expect(violation).toMatch(/^Executing inline script violates/);
+  expect(await page.evaluate(() => (window as unknown as { apiAtFirstEntry: string[] }).apiAtFirstEntry)).toEqual(["/api/stores", `/api/stores/${store}/files/${zebrasPath}`]);
+});
+
 test("the token stays with its server: another server on 127.0.0.1 gets no cookie and no token from the browser", async ({ browser }) => {
   const token = serveUrl.searchParams.get("token")!;
   const received: { path: string; headers: Record<string, string | string[] | undefined> }[] = [];

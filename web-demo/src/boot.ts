@@ -4,6 +4,15 @@
  * is parsed, before the app's module files have arrived; main.ts takes the requests
  * (data/serve-boot.ts).
  */
-import { BOOT_KEY, startBootRequests } from "./data/serve-boot.js";
+import { startBootRequests } from "./data/serve-boot.js";
 
-(globalThis as Record<string, unknown>)[BOOT_KEY] = startBootRequests();
+globalThis.sessionkitBoot = startBootRequests();
+// The app reads its settings (theme, list) from localStorage as it starts, and a page's first use
+// of it waits on the browser process: done while the page waits for the app's files instead.
+setTimeout(() => {
+  try {
+    void localStorage.length;
+  } catch {
+    // refused: the app finds out itself
+  }
+}, 0);

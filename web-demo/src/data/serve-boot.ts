@@ -6,7 +6,7 @@
  * started, or asks itself when it did not run (a host whose policy header lacks its hash). The
  * token comes from the printed URL's `?token=` once and is kept in sessionStorage: that is this
  * origin's (scheme, host and port, so no other local server reads it, as it would a cookie) and
- * this tab's, and it survives a reload. No imports: this is part of the page's first scripts.
+ * this tab's, and it survives a reload. No imports: this is the inline boot script's code.
  */
 
 export const TOKEN_KEY = "sessionkit-serve.token";
@@ -98,22 +98,13 @@ export interface BootRequests {
   prefetch: SessionPrefetch | null;
 }
 
-/** Where the inline boot script leaves its requests for main.ts (a property of the page's global object). */
-export const BOOT_KEY = "sessionkitBoot";
+declare global {
+  /** What the inline boot script started, for main.ts to take. */
+  var sessionkitBoot: unknown;
+}
 
+/** The page's requests, started now: by the boot script, or by main.ts when it did not run. */
 export function startBootRequests(page: string = location.href): BootRequests {
   const token = pageToken(page);
   return { token, answer: askServedStores(token, page), prefetch: prefetchAddressedSession(token, page) };
-}
-
-/**
- * The requests the boot script started, taken once; else (it did not run: blocked by a policy
- * without its hash) started now.
- */
-export function takeBootRequests(): BootRequests {
-  const holder = globalThis as { [BOOT_KEY]?: unknown };
-  const started = holder[BOOT_KEY];
-  delete holder[BOOT_KEY];
-  // Only what the boot script made (not, say, an element of that id the global object names).
-  return started !== null && typeof started === "object" && (started as BootRequests).answer instanceof Promise ? (started as BootRequests) : startBootRequests();
 }
