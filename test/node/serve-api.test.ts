@@ -261,4 +261,29 @@ describe("sessionkit serve's HTTP API", () => {
       await rm(viewerDir, { recursive: true, force: true });
     }
   });
+
+  it("an asset once sent is kept by the server (its name changes with its content), the page is read each time, and a missing asset is a 404 until it exists", async () => {
+    const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-viewer-"));
+    await mkdir(join(viewerDir, "assets"));
+    await writeFile(join(viewerDir, "index.html"), "<title>one</title>");
+    await writeFile(join(viewerDir, "assets", "app-1.js"), "export const one = 1;");
+    const viewer = await serveTempStore({ viewerDir });
+    const get = async (path: string) => {
+      const response = await fetch(`${viewer.server.origin}${path}`);
+      return `${response.status} ${await response.text()}`;
+    };
+    try {
+      expect(await get("/assets/app-1.js")).toBe("200 export const one = 1;");
+      expect(await get("/assets/app-2.js")).toMatch(/^404 /);
+      await rm(join(viewerDir, "assets", "app-1.js"));
+      await writeFile(join(viewerDir, "assets", "app-2.js"), "export const two = 2;");
+      await writeFile(join(viewerDir, "index.html"), "<title>two</title>");
+      expect(await get("/assets/app-1.js")).toBe("200 export const one = 1;");
+      expect(await get("/assets/app-2.js")).toBe("200 export const two = 2;");
+      expect(await get(`/?token=${viewer.server.token}`)).toBe("200 <title>two</title>");
+    } finally {
+      await viewer.cleanup();
+      await rm(viewerDir, { recursive: true, force: true });
+    }
+  });
 });
