@@ -140,7 +140,7 @@ test("deep links survive a reload: the token the tab kept (sessionStorage) authe
   expect(page.url()).not.toContain("token=");
 });
 
-test("a link to a session: its first bytes and its size are asked for as the page starts, before the app opens its WebSocket, and loading asks nothing more; it is shown before the list is read", async ({ page }) => {
+test("a link to a session: its first bytes are asked for as the page starts (its size too when they may not be all of it), before the app opens its WebSocket, and loading asks nothing more; it is shown before the list is read", async ({ page }) => {
   const requests: string[] = [];
   page.on("request", (request) => {
     if (request.url().includes("/files/")) requests.push(`${request.method()} ${decodeURIComponent(new URL(request.url()).pathname)} ${request.headers()["range"] ?? ""}`.trim());
@@ -159,12 +159,96 @@ test("a link to a session: its first bytes and its size are asked for as the pag
   await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
   await expect(entries(page).last()).toContainText("Zebras sleep standing up");
   const file = `/api/stores/${store}/files/${zebrasPath}`;
-  expect(requests.slice(0, 2)).toEqual([`GET ${file} bytes=0-1048575`, `HEAD ${file}`]);
-  expect(requests.indexOf("websocket")).toBeGreaterThan(1);
+  // Shorter than the bytes asked for: the whole file, its size known without a HEAD.
+  expect(requests[0]).toBe(`GET ${file} bytes=0-1048575`);
+  expect(requests.indexOf("websocket")).toBeGreaterThan(0);
+  expect(requests.filter((request) => request.startsWith("HEAD"))).toEqual([]);
   const atFirstEntry = await page.evaluate(() => (window as unknown as { atFirstEntry: { listed: number; fileReads: number } }).atFirstEntry);
-  expect(atFirstEntry).toEqual({ listed: 0, fileReads: 2 });
+  expect(atFirstEntry).toEqual({ listed: 0, fileReads: 1 });
   await showSessionList(page);
   await expect(sessionItems(page)).toHaveCount(3 + SAMPLE_STORE_SESSIONS);
+});
+
+test("the page's inline boot script asks for the stores and the linked session while the app's first script is still on its way, each once; the page's policy allows it by its hash and refuses any other inline script", async ({ page }) => {
+  const asked: string[] = [];
+  page.on("request", (request) => {
+    const path = decodeURIComponent(new URL(request.url()).pathname);
+    if (path.startsWith("/api/")) asked.push(`${request.method()} ${path}`);
+  });
+  const violations: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/.test(message.text())) violations.push(message.text());
+  });
+  // The app's first script is held until both requests were made: only the boot script can make them.
+  const store = storeOf("pi").id;
+  const file = `/api/stores/${store}/files/${zebrasPath}`;
+  let askedBeforeApp = false;
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector("#messages .entry")) return;
+      observer.disconnect();
+      (window as unknown as { apiAtFirstEntry?: string[] }).apiAtFirstEntry = performance
+        .getEntriesByType("resource")
+        .map((entry) => decodeURIComponent(new URL(entry.name).pathname))
+        .filter((path) => path.startsWith("/api/"));
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await page.route(/\/assets\/index-[^/]*\.js$/, async (route) => {
+    const deadline = Date.now() + 5000;
+    while (!(asked.includes("GET /api/stores") && asked.includes(`GET ${file}`)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    askedBeforeApp = asked.includes("GET /api/stores") && asked.includes(`GET ${file}`);
+    await route.continue();
+  });
+  await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
+  await expect(entries(page).last()).toContainText("Zebras sleep standing up");
+  expect(askedBeforeApp).toBe(true);
+  // The app took the boot script's requests instead of making its own (the list, read after the first entry, reads the file again).
+  expect(await page.evaluate(() => (window as unknown as { apiAtFirstEntry: string[] }).apiAtFirstEntry)).toEqual(["/api/stores", file]);
+  expect(violations).toEqual([]);
+  // The header's policy allows the page's one inline script by its hash, and nothing inline besides.
+  const served = await page.request.get(serveUrl.href);
+  const policy = served.headers()["content-security-policy"]!;
+  expect(policy).toMatch(/script-src 'self' 'wasm-unsafe-eval' 'sha256-[A-Za-z0-9+/]+=*';/);
+  expect(policy).not.toContain("unsafe-inline");
+  const refused = await page.evaluate(async () => {
+    const seen = new Promise<string>((resolve) => document.addEventListener("securitypolicyviolation", (event) => resolve(event.violatedDirective), { once: true }));
+    const script = document.createElement("script");
+    script.textContent = "window.injectedRan = true;";
+    document.head.append(script);
+    return { directive: await seen, ran: (window as unknown as { injectedRan?: boolean }).injectedRan === true };
+  });
+  expect(refused).toEqual({ directive: "script-src-elem", ran: false });
+});
+
+test("without the boot script (a page whose policy refuses it) the app asks for the stores and the linked session itself, once each", async ({ page }) => {
+  const violations: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/.test(message.text())) violations.push(message.text());
+  });
+  // The page as served, its boot script changed by one byte: its hash no longer matches the policy's.
+  await page.route((url) => url.pathname === "/", async (route) => {
+    const response = await route.fetch();
+    const body = (await response.text()).replace(/<script>\(function\(\)\{/, "<script>(function() {");
+    expect(body).toContain("<script>(function() {");
+    await route.fulfill({ response, body });
+  });
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector("#messages .entry")) return;
+      observer.disconnect();
+      (window as unknown as { apiAtFirstEntry?: string[] }).apiAtFirstEntry = performance
+        .getEntriesByType("resource")
+        .map((entry) => decodeURIComponent(new URL(entry.name).pathname))
+        .filter((path) => path.startsWith("/api/"));
+    }).observe(document, { childList: true, subtree: true });
+  });
+  const store = storeOf("pi").id;
+  await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
+  await expect(entries(page).last()).toContainText("Zebras sleep standing up");
+  // Refused (by the header's policy and the meta tag's, each reporting it).
+  expect(violations.length).toBeGreaterThan(0);
+  for (const violation of violations) expect(violation).toMatch(/^Executing inline script violates/);
+  expect(await page.evaluate(() => (window as unknown as { apiAtFirstEntry: string[] }).apiAtFirstEntry)).toEqual(["/api/stores", `/api/stores/${store}/files/${zebrasPath}`]);
 });
 
 test("the token stays with its server: another server on 127.0.0.1 gets no cookie and no token from the browser", async ({ browser }) => {

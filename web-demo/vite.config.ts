@@ -8,33 +8,62 @@
  * first paint, when code is first highlighted (src/export/highlight-modules.ts).
  * `npx vite preview web-demo --port 4174 --strictPort --host 127.0.0.1` serves the build.
  */
-import { createHash } from "node:crypto";
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, defineConfig, type Plugin } from "vite";
-import { APP_CSP, APP_CSP_HEADER } from "./app-csp.js";
+import { appCsp, appCspHeader, cspHash, inlineScriptHashes } from "./app-csp.js";
 import { HIGHLIGHT_BLOCK_ID } from "./src/export/highlight-modules.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const cacheDir = fileURLToPath(new URL("../node_modules/.vite-viewer", import.meta.url));
 
-const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
-
 /** Makes inline script text safe inside <script>: no "</script" or "<!--" can end or confuse the element. */
 const inlineSafe = (code: string) => code.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--");
 
-function appCsp(): Plugin {
+/**
+ * index.html's boot script (src/boot.ts, built as a classic script and put inline: it asks the
+ * server for what the page shows while the app's files load) and its policy in a meta tag,
+ * allowing the page's inline scripts by their hash. The script comes before the stylesheet: a
+ * script after it would wait for it.
+ */
+function appPage(): Plugin {
+  let minify: boolean | "oxc" | "terser" | "esbuild" = true;
   return {
-    name: "sessionkit-app-csp",
+    name: "sessionkit-app-page",
     apply: "build",
-    transformIndexHtml: (html) => html.replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${APP_CSP}" />`),
+    configResolved(config) {
+      minify = config.build.minify;
+    },
+    transformIndexHtml: {
+      order: "post",
+      async handler(html) {
+        const boot = inlineSafe((await classicScript(join(root, "src", "boot.ts"), minify)).trim());
+        const page = html.replace(/\n\s*<link rel="stylesheet"/, (link) => `\n    <script>${boot}</script>${link}`);
+        if (!page.includes(boot)) throw new Error("app build: no stylesheet link in index.html to put the boot script before");
+        return page.replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${appCsp(inlineScriptHashes(page))}" />`);
+      },
+    },
+  };
+}
+
+/** `vite preview` sends the policy as `sessionkit serve` does: the built page's, as a header. */
+function previewCsp(): Plugin {
+  return {
+    name: "sessionkit-preview-csp",
+    async configurePreviewServer(server) {
+      const header = appCspHeader(await readFile(join(server.config.build.outDir.startsWith("/") ? server.config.build.outDir : join(root, server.config.build.outDir), "index.html"), "utf8"));
+      server.middlewares.use((_request, response, next) => {
+        response.setHeader("Content-Security-Policy", header);
+        next();
+      });
+    },
   };
 }
 
 /**
- * index.html preloads the serve mode's chunks (the app's, mostly shared with the static mode) with
+ * index.html preloads the serve mode's chunks (the app's, mostly shared with the static mode) before
  * the page's first script: main.ts imports them as it starts, and they load (and compile) beside
  * it instead of after it.
  */
@@ -57,7 +86,13 @@ function preloadApp(): Plugin {
           for (const imported of chunk.imports) visit(imported);
         };
         visit(entry.fileName);
-        const tags = [...files].filter((file) => !html.includes(file)).map((file) => ({ tag: "link", attrs: { rel: "modulepreload", crossorigin: true, href: `./${file}` }, injectTo: "head" as const }));
+        // First in the head, the largest first: the serve mode's chunk is the last file the page
+        // waits for, and a browser has 6 connections to a server for the page's 8 first requests.
+        const size = (file: string) => (bundle[file]?.type === "chunk" ? (bundle[file] as { code: string }).code.length : 0);
+        const tags = [...files]
+          .filter((file) => !html.includes(file))
+          .sort((a, b) => size(b) - size(a))
+          .map((file) => ({ tag: "link", attrs: { rel: "modulepreload", crossorigin: true, href: `./${file}` }, injectTo: "head-prepend" as const }));
         return { html, tags };
       },
     },
@@ -178,8 +213,8 @@ function exportTemplate(): Plugin {
         const highlighter = inlineSafe(await classicScript(join(root, "src", "export", "highlight-bundle.ts"), minify));
         const csp = [
           "default-src 'none'",
-          `script-src ${sha256(script)} ${sha256(highlighter)}`,
-          `style-src ${sha256(style)}`,
+          `script-src ${cspHash(script)} ${cspHash(highlighter)}`,
+          `style-src ${cspHash(style)}`,
           "img-src data: blob:",
           "object-src 'none'",
           "base-uri 'none'",
@@ -211,8 +246,7 @@ export default defineConfig({
   build: { outDir: "dist", emptyOutDir: true, target: "es2022", rolldownOptions: { output: { codeSplitting: { groups: [serveFirst.group] } } } },
   // The OPFS adapter starts a module worker that imports the rpc code: ES module output.
   worker: { format: "es" },
-  plugins: [appCsp(), serveFirst.plugin, preloadApp(), exportTemplate()],
+  plugins: [serveFirst.plugin, preloadApp(), appPage(), previewCsp(), exportTemplate()],
   server: { host: "127.0.0.1", port: 4174, strictPort: true },
-  // As `sessionkit serve` sends it.
-  preview: { host: "127.0.0.1", port: 4174, strictPort: true, headers: { "Content-Security-Policy": APP_CSP_HEADER } },
+  preview: { host: "127.0.0.1", port: 4174, strictPort: true },
 });

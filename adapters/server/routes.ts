@@ -9,7 +9,7 @@ import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../rpc/frame.js";
 import { RPC_PROTOCOL, type RpcResponse, type RpcResponseBatch } from "../rpc/protocol.js";
 import type { StorageServer } from "../rpc/server.js";
 import { HttpError, STATUS_OF, allowMethods, boundedRange, decodeSegment, parseRange, readBody, securityHeaders, sendJson, unsatisfiableRange } from "./http.js";
-import { sendViewerFile, type ViewerFiles } from "./static-files.js";
+import { viewerFileSender, type ViewerFiles } from "./static-files.js";
 
 /** A store as the routes serve it: its rpc server, and what the store list says of it. */
 export interface ServedStore {
@@ -34,6 +34,7 @@ export type Routes = (request: IncomingMessage, response: ServerResponse, url: U
 
 export function routes(options: { stores: ReadonlyMap<string, ServedStore>; readOnly: boolean; viewer: ViewerFiles | null; maxMessageBytes: number }): Routes {
   const { stores, readOnly, viewer, maxMessageBytes } = options;
+  const sendViewerFile = viewerFileSender(viewer);
   return async (request, response, url) => {
     const path = url.pathname;
     if (path === "/api/stores") {
@@ -50,7 +51,7 @@ export function routes(options: { stores: ReadonlyMap<string, ServedStore>; read
     }
     if (path.startsWith("/api/")) throw new HttpError(404, `no API ${path}`);
     allowMethods(request, ["GET", "HEAD"]);
-    return sendViewerFile(response, viewer, path);
+    return sendViewerFile(response, path);
   };
 }
 

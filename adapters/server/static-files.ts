@@ -1,8 +1,9 @@
 /**
  * The viewer's built files, each with its content type and the security headers; its pages with
  * their Content Security Policy. Its pages are never cached; what is under assets/ (named by a
- * hash of its content: Vite's build) is cached for good, so a page loaded again compiles its
- * scripts from the browser's code cache instead of fetching and compiling them anew.
+ * hash of its content: Vite's build) is cached for good, by the browser (a page loaded again
+ * compiles its scripts from its code cache instead of fetching and compiling them anew) and by
+ * the server (in memory).
  */
 import { readFile, stat } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
@@ -35,22 +36,36 @@ const CONTENT_TYPES: Record<string, string> = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-export async function sendViewerFile(response: ServerResponse, viewer: ViewerFiles | null, urlPath: string): Promise<void> {
-  if (viewer === null) throw new HttpError(404, "this server serves no viewer");
-  const relative = urlPath === "/" ? "index.html" : decodeSegment(urlPath.slice(1));
-  const file = nodePath.resolve(viewer.dir, relative);
-  if (!file.startsWith(viewer.dir + nodePath.sep)) throw new HttpError(400, `${JSON.stringify(urlPath)} is outside the viewer`);
+/**
+ * Answers GET and HEAD of the viewer's files. What is under assets/ is read once and kept (the
+ * build is a few MB): a page's first files are then sent in the turn their requests arrive, with
+ * no file-system calls, which on a busy machine each waited for the thread pool to be scheduled.
+ */
+export function viewerFileSender(viewer: ViewerFiles | null): (response: ServerResponse, urlPath: string) => Promise<void> {
+  const kept = new Map<string, Buffer>();
+  return async (response, urlPath) => {
+    if (viewer === null) throw new HttpError(404, "this server serves no viewer");
+    const relative = urlPath === "/" ? "index.html" : decodeSegment(urlPath.slice(1));
+    const file = nodePath.resolve(viewer.dir, relative);
+    if (!file.startsWith(viewer.dir + nodePath.sep)) throw new HttpError(400, `${JSON.stringify(urlPath)} is outside the viewer`);
+    const extension = nodePath.extname(file);
+    // The page's policy as a header too: it adds frame-ancestors, which a meta tag cannot set.
+    const policy = extension === ".html" ? { "Content-Security-Policy": viewer.contentSecurityPolicy } : {};
+    // The resolved path decides: "assets/../index.html" is the page.
+    const immutable = file.startsWith(nodePath.join(viewer.dir, "assets") + nodePath.sep);
+    const body = kept.get(file) ?? (await readViewerFile(file, urlPath));
+    if (immutable) kept.set(file, body);
+    response.writeHead(200, { "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream", ...securityHeaders, ...(immutable ? { "Cache-Control": IMMUTABLE } : {}), ...policy });
+    response.end(body);
+  };
+}
+
+async function readViewerFile(file: string, urlPath: string): Promise<Buffer> {
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) {
     // The client learns no directory of the server's.
     if (urlPath === "/") throw new HttpError(404, "the viewer is not built (no index.html): run npx vite build web-demo");
     throw new HttpError(404, `no file ${urlPath}`);
   }
-  const extension = nodePath.extname(file);
-  // The page's policy as a header too: it adds frame-ancestors, which a meta tag cannot set.
-  const policy = extension === ".html" ? { "Content-Security-Policy": viewer.contentSecurityPolicy } : {};
-  // The resolved path decides: "assets/../index.html" is the page.
-  const caching = file.startsWith(nodePath.join(viewer.dir, "assets") + nodePath.sep) ? { "Cache-Control": IMMUTABLE } : {};
-  response.writeHead(200, { "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream", ...securityHeaders, ...caching, ...policy });
-  response.end(await readFile(file));
+  return readFile(file);
 }

@@ -5,12 +5,12 @@
  * itself when read-only: cache-keeper.ts), with the viewer's pages under their Content Security
  * Policy.
  */
-import { realpath } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { startServer, type RunningServer, type ServerOptions, type ServerStore } from "../../adapters/server/server.js";
 import type { StoragePort } from "../../src/port.js";
-import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
+import { appCspHeader } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
 import { StoreDirectory } from "../store-port.js";
 import { keepCaches, type CacheKeeper } from "./cache-keeper.js";
@@ -67,7 +67,8 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     const samples = !("storage" in config) && (await isSampleStore(root));
     served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths });
   }
-  const server = await startServer({ ...rest, stores: served, viewer: viewerDir ? { dir: nodePath.resolve(viewerDir), contentSecurityPolicy: APP_CSP_HEADER } : null });
+  const viewer = viewerDir ? nodePath.resolve(viewerDir) : null;
+  const server = await startServer({ ...rest, stores: served, viewer: viewer === null ? null : { dir: viewer, contentSecurityPolicy: await viewerPolicy(viewer) } });
   const closeServer = server.close;
   return Object.assign(server, {
     close: async () => {
@@ -75,6 +76,15 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
       await closeServer();
     },
   });
+}
+
+/**
+ * The policy header of the viewer's pages: its index.html's inline scripts (its boot script) allowed
+ * by their hash, as in the page's meta tag. Read once: a page rebuilt while the server runs has
+ * its boot script refused and asks from its module instead (web-demo/src/data/serve-boot.ts).
+ */
+async function viewerPolicy(dir: string): Promise<string> {
+  return appCspHeader(await readFile(nodePath.join(dir, "index.html"), "utf8").catch(() => ""));
 }
 
 /**

@@ -1,4 +1,5 @@
 /** The HTTP API of `sessionkit serve` beyond the rpc socket: file bytes with Range, one-shot rpc POSTs, the change stream. */
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile, appendFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
 import { RPC_PROTOCOL } from "../../adapters/rpc/protocol.js";
-import { APP_CSP_HEADER } from "../../web-demo/app-csp.js";
 import type { ByteRange } from "../../src/port.js";
 import { waitFor } from "../../src/testing/index.js";
 import { serveTempStore, type ServedStore } from "./serve-helpers.js";
@@ -231,17 +231,22 @@ describe("sessionkit serve's HTTP API", () => {
     expect((await fetch(url("/changes?dir=auth.json"))).status).toBe(403);
   });
 
-  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included; its scripts do not need one; pages are never cached, its assets (named by their content's hash) for good", async () => {
+  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included and index.html's inline script allowed by its hash (no other); its scripts do not need one; pages are never cached, its assets (named by their content's hash) for good", async () => {
     const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-viewer-"));
     await mkdir(join(viewerDir, "assets"));
-    await writeFile(join(viewerDir, "index.html"), "<!doctype html><title>viewer</title>");
+    const boot = "globalThis.booted = 1;";
+    await writeFile(join(viewerDir, "index.html"), `<!doctype html><title>viewer</title><script type="module" src="./assets/app.js"></script><script>${boot}</script>`);
     await writeFile(join(viewerDir, "assets", "app.js"), "export {};");
     const viewer = await serveTempStore({ viewerDir });
     try {
       const page = await fetch(`${viewer.server.url}`);
       expect(page.status).toBe(200);
-      expect(page.headers.get("content-security-policy")).toBe(APP_CSP_HEADER);
-      expect(APP_CSP_HEADER).toMatch(/script-src 'self' 'wasm-unsafe-eval';.*frame-ancestors 'none'$/);
+      const bootHash = `'sha256-${createHash("sha256").update(boot).digest("base64")}'`;
+      const policy = page.headers.get("content-security-policy") ?? "";
+      expect(policy).toContain(`script-src 'self' 'wasm-unsafe-eval' ${bootHash};`);
+      expect(policy.match(/'sha256-/g)).toHaveLength(1);
+      expect(policy).not.toContain("unsafe-inline");
+      expect(policy).toMatch(/; frame-ancestors 'none'$/);
       expect(await page.text()).toContain("<title>viewer</title>");
       expect(page.headers.get("cache-control")).toBe("no-store");
       const script = await fetch(`${viewer.server.origin}/assets/app.js?token=${viewer.server.token}`);
@@ -251,6 +256,31 @@ describe("sessionkit serve's HTTP API", () => {
       const pageByAssets = await fetch(`${viewer.server.origin}/assets/%2E%2E/index.html`);
       expect(await pageByAssets.text()).toContain("<title>viewer</title>");
       expect(pageByAssets.headers.get("cache-control")).toBe("no-store");
+    } finally {
+      await viewer.cleanup();
+      await rm(viewerDir, { recursive: true, force: true });
+    }
+  });
+
+  it("an asset once sent is kept by the server (its name changes with its content), the page is read each time, and a missing asset is a 404 until it exists", async () => {
+    const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-viewer-"));
+    await mkdir(join(viewerDir, "assets"));
+    await writeFile(join(viewerDir, "index.html"), "<title>one</title>");
+    await writeFile(join(viewerDir, "assets", "app-1.js"), "export const one = 1;");
+    const viewer = await serveTempStore({ viewerDir });
+    const get = async (path: string) => {
+      const response = await fetch(`${viewer.server.origin}${path}`);
+      return `${response.status} ${await response.text()}`;
+    };
+    try {
+      expect(await get("/assets/app-1.js")).toBe("200 export const one = 1;");
+      expect(await get("/assets/app-2.js")).toMatch(/^404 /);
+      await rm(join(viewerDir, "assets", "app-1.js"));
+      await writeFile(join(viewerDir, "assets", "app-2.js"), "export const two = 2;");
+      await writeFile(join(viewerDir, "index.html"), "<title>two</title>");
+      expect(await get("/assets/app-1.js")).toBe("200 export const one = 1;");
+      expect(await get("/assets/app-2.js")).toBe("200 export const two = 2;");
+      expect(await get(`/?token=${viewer.server.token}`)).toBe("200 <title>two</title>");
     } finally {
       await viewer.cleanup();
       await rm(viewerDir, { recursive: true, force: true });

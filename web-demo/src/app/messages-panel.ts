@@ -126,19 +126,18 @@ export class MessagesPanel {
       this.#measureHeader();
       return place();
     });
-    // Scrolled again once the items there were measured.
-    const scroll = () => {
-      const { index: at, align } = place();
-      this.#list.scrollToIndex(at, align);
-    };
-    requestAnimationFrame(() => {
-      scroll();
+    // Scrolled again once the items there were measured: their ResizeObserver reports after the
+    // first frame's layout. Not in that frame's callbacks: the heights are still the estimates
+    // reset placed them by, and reading the scroller there laid the new items out a frame early
+    // (a second layout before the first entry showed).
+    requestAnimationFrame(() =>
       requestAnimationFrame(() => {
-        scroll();
+        const { index: at, align } = place();
+        this.#list.scrollToIndex(at, align);
         this.#readingId = null;
         this.#reportReading();
-      });
-    });
+      }),
+    );
   }
 
   /**
