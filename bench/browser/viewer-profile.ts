@@ -21,7 +21,7 @@ import { EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
 import { functionSelfTimesIn, type CpuProfile } from "./cpu-profile.js";
 import { eventSelfTimes, type TraceEvent } from "./trace-events.js";
 import { ensureViewerSession, VIEWER_DATA_DIR } from "../../test/shared/viewer-session.js";
-import { ourExport, piExport, scrollEndToEnd, startServeProcess, VIEWER_PROJECT, watchFirstEntry, type Kind } from "./viewer.js";
+import { firstEntryShown, ourExport, piExport, scrollEndToEnd, startServeProcess, VIEWER_PROJECT, watchFirstEntry, type Kind } from "./viewer.js";
 
 const THRESHOLD_MS = 50;
 const TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "v8.execute", "blink.user_timing"];
@@ -90,8 +90,9 @@ async function firstEntryCpu(browser: Browser, url: string, kind: Kind): Promise
     await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
     await browser.startTracing(page, { categories: TRACE_CATEGORIES });
     await cdp.send("Profiler.start");
+    const shown = firstEntryShown(page, 120_000);
     await page.goto(url, { waitUntil: "load", timeout: 120_000 });
-    await page.waitForFunction(() => (window as unknown as { __bench: { visible: number | null } }).__bench.visible !== null, null, { timeout: 120_000, polling: 50 });
+    if (!(await shown)) throw new Error(`${url}: no entry shown in 120 s`);
     // The trace's clock against the page's: a mark's trace time less its performance.now().
     const { visibleMs, syncMs } = await page.evaluate(() => ({
       visibleMs: (window as unknown as { __bench: { visible: number } }).__bench.visible,
