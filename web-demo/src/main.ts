@@ -14,7 +14,7 @@ const { token, answer, prefetch } = takeBootRequests() ?? (await import("./data/
 const serveMode = import("./serve-mode.js");
 serveMode.catch(() => {}); // awaited below when served
 const response = await answer;
-if (!response || !(await (await serveMode).startServeMode(response, token, prefetch))) (await import("./static-mode.js")).startStaticMode();
+if (!response || !(await serveMode).startServeMode(response, token, prefetch)) (await import("./static-mode.js")).startStaticMode();
 
 /**
  * The requests the page's boot script started (data/serve-boot.ts), taken once; null when it did

@@ -4,7 +4,7 @@
  * with each store's index, following sessions as agents write them, exports.
  */
 import { ViewerApp } from "./app/app.js";
-import type { SessionPrefetch } from "./data/serve-boot.js";
+import type { SessionPrefetch, StoresAnswer } from "./data/serve-boot.js";
 import { serveSource, servedStores } from "./data/serve-source.js";
 import { el } from "./render/dom.js";
 import { secretsNotice, sessionActions } from "./session-actions.js";
@@ -16,8 +16,8 @@ import { openInsights } from "./insights/open.js";
  * the answer is none of these (the page is not served). `prefetch`: the first bytes of the
  * session the address names, asked for while this code loaded.
  */
-export async function startServeMode(answer: Response, token: string | undefined, prefetch: SessionPrefetch | null): Promise<boolean> {
-  const served = await servedStores(answer, token);
+export function startServeMode(answer: StoresAnswer, token: string | undefined, prefetch: SessionPrefetch | null): boolean {
+  const served = servedStores(answer, token);
   if (served === null) return false;
   // The tab keeps the token (sessionStorage): keep it out of links, history and screenshots.
   const address = new URL(location.href);

@@ -16,18 +16,27 @@ function pageToken(page: string = location.href): string | undefined {
   return new URL(page).searchParams.get("token") ?? sessionStorage.getItem(TOKEN_KEY) ?? undefined;
 }
 
+/** A JSON answer to `GET api/stores`: its status and its body, parsed (null when it is not JSON). */
+export interface StoresAnswer {
+  status: number;
+  ok: boolean;
+  body: unknown;
+}
+
 /**
  * `GET api/stores` of this page's server: its answer when it is JSON (a `sessionkit serve`, its
  * stores or its refusal of the token), else null (a static host answers 404, or its index.html).
+ * The body is read here, while the app's files load: read by the app, it waited for a task of its
+ * own, and the browser painted an empty frame first.
  */
-async function askServedStores(token: string | undefined, page: string = location.href): Promise<Response | null> {
-  let response: Response;
+async function askServedStores(token: string | undefined, page: string = location.href): Promise<StoresAnswer | null> {
   try {
-    response = await fetch(new URL("api/stores", page), { headers: token === undefined ? {} : { Authorization: `Bearer ${token}` }, cache: "no-store" });
+    const response = await fetch(new URL("api/stores", page), { headers: token === undefined ? {} : { Authorization: `Bearer ${token}` }, cache: "no-store" });
+    if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return null;
+    return { status: response.status, ok: response.ok, body: await response.json().catch(() => null) };
   } catch {
     return null;
   }
-  return (response.headers.get("content-type") ?? "").startsWith("application/json") ? response : null;
 }
 
 /** The first range the viewer reads of a session (data/load-session.ts reads 1 MiB at a time). */
@@ -94,7 +103,7 @@ function prefetchAddressedSession(token: string | undefined, page: string = loca
 /** The requests the page starts with: the token it found, the server's stores, the addressed session's first bytes. */
 export interface BootRequests {
   token: string | undefined;
-  answer: Promise<Response | null>;
+  answer: Promise<StoresAnswer | null>;
   prefetch: SessionPrefetch | null;
 }
 

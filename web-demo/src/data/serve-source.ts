@@ -10,7 +10,7 @@ import * as z from "zod/mini";
 import { httpStorage, type ServedStore } from "../../../adapters/rpc/http.js";
 import type { ByteRange, FileStat, StoragePort } from "../../../src/port.js";
 import { searchWithIndex } from "./index-search.js";
-import { TOKEN_KEY, type SessionPrefetch } from "./serve-boot.js";
+import { TOKEN_KEY, type SessionPrefetch, type StoresAnswer } from "./serve-boot.js";
 import { PortStoreSource } from "./source.js";
 import { afterNextPaint } from "../render/dom.js";
 
@@ -27,13 +27,13 @@ export interface Served {
  * `token`; "token-needed" when it refused the token (or its lack of one); null when the answer is
  * not one.
  */
-export async function servedStores(response: Response, token: string | undefined): Promise<Served | "token-needed" | null> {
-  if (response.status === 401) {
+export function servedStores(answer: StoresAnswer, token: string | undefined): Served | "token-needed" | null {
+  if (answer.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
     return "token-needed";
   }
-  const parsed = servedStoresSchema.safeParse(await response.json().catch(() => null));
-  if (!response.ok || !parsed.success) return null;
+  const parsed = servedStoresSchema.safeParse(answer.body);
+  if (!answer.ok || !parsed.success) return null;
   // After the first paint: a page's first use of sessionStorage waits on the browser process (1–77 ms measured).
   if (token !== undefined) void afterNextPaint().then(() => sessionStorage.setItem(TOKEN_KEY, token));
   return { stores: parsed.data, token };
