@@ -57,6 +57,7 @@ export interface IndexedDbStorageOptions {
 
 /** What the browser said when it replaced a corrupt database with an empty one. */
 export interface IndexedDbDataLoss {
+  /** The database that was replaced (the port's `dbName`). */
   dbName: string;
   /** The browser's own words, e.g. "IndexedDB (database was corrupt): checksum mismatch". */
   message: string;
