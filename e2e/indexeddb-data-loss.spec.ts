@@ -14,6 +14,14 @@ import { VIEWER_URL, openViewer, settled } from "./viewer-helpers.js";
 /** A log record's 7-byte header (checksum, length 64, type FULL) and 3 of its 64 payload bytes. */
 const TORN_RECORD = Buffer.from([0x12, 0x34, 0x56, 0x78, 0x40, 0x00, 0x01, 0x61, 0x62, 0x63]);
 
+/** Appends TORN_RECORD to every LevelDB log of the profile's IndexedDB (one LevelDB per origin); returns how many. */
+async function tearLogs(profileDirectory: string): Promise<number> {
+  const leveldbs = join(profileDirectory, "Default", "IndexedDB");
+  const logs = (await readdir(leveldbs, { recursive: true })).filter((path) => path.endsWith(".log"));
+  for (const log of logs) await appendFile(join(leveldbs, log), TORN_RECORD);
+  return logs.length;
+}
+
 /** In a new page of `context`: appends `line` to s.jsonl in database `dbName`, then reads what it holds and what onDataLoss said. */
 async function appendAndRead(context: BrowserContext, dbName: string, line: string): Promise<{ text: string; losses: { dbName: string; message: string }[] }> {
   const page = await openApp(await context.newPage());
@@ -41,10 +49,7 @@ test("onDataLoss reports the database Chromium found corrupt and replaced with a
     expect(await appendAndRead(context, dbName, "first\n")).toEqual({ text: "first\n", losses: [] });
     await context.close();
 
-    const leveldbs = join(profile.directory, "Default", "IndexedDB");
-    const logs = (await readdir(leveldbs, { recursive: true })).filter((path) => path.endsWith(".log"));
-    expect(logs.length).toBeGreaterThan(0);
-    for (const log of logs) await appendFile(join(leveldbs, log), TORN_RECORD);
+    expect(await tearLogs(profile.directory)).toBeGreaterThan(0);
 
     // LevelDB reuses the log and appends after the torn record: this launch still reads everything.
     context = await profile.relaunch();
@@ -70,8 +75,7 @@ test("the viewer tells its user when the browser deleted its stored sessions", a
     await expect(page.locator("#notices")).not.toContainText("corrupt");
     await context.close();
 
-    const leveldbs = join(profile.directory, "Default", "IndexedDB");
-    for (const log of (await readdir(leveldbs, { recursive: true })).filter((path) => path.endsWith(".log"))) await appendFile(join(leveldbs, log), TORN_RECORD);
+    expect(await tearLogs(profile.directory)).toBeGreaterThan(0);
     // A write anywhere in the origin's IndexedDB (one LevelDB) lands after the torn record.
     context = await profile.relaunch();
     const writer = await context.newPage();

@@ -100,6 +100,30 @@ async function openSample(page: Page): Promise<void> {
 
 const storeOf = (agent: string) => stores.find((store) => store.agent === agent)!;
 
+/** The Content Security Policy errors `page` logs from now on. */
+function cspViolations(page: Page): string[] {
+  const violations: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/.test(message.text())) violations.push(message.text());
+  });
+  return violations;
+}
+
+/** Records, in every page `page` loads, the /api/ paths it had asked for when its first entry arrived; the returned function reads them. */
+async function watchApiAtFirstEntry(page: Page): Promise<() => Promise<string[]>> {
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector("#messages .entry")) return;
+      observer.disconnect();
+      (window as unknown as { apiAtFirstEntry?: string[] }).apiAtFirstEntry = performance
+        .getEntriesByType("resource")
+        .map((entry) => decodeURIComponent(new URL(entry.name).pathname))
+        .filter((path) => path.startsWith("/api/"));
+    }).observe(document, { childList: true, subtree: true });
+  });
+  return () => page.evaluate(() => (window as unknown as { apiAtFirstEntry: string[] }).apiAtFirstEntry);
+}
+
 test("the list across stores: each store by agent and place, every session of each, filtered by store and as you type", async ({ page }) => {
   expect(stores.map((store) => [store.agent ?? null, store.label])).toEqual([
     ["pi", "pi ~/.pi/agent"],
@@ -175,24 +199,12 @@ test("the page's inline boot script asks for the stores and the linked session w
     const path = decodeURIComponent(new URL(request.url()).pathname);
     if (path.startsWith("/api/")) asked.push(`${request.method()} ${path}`);
   });
-  const violations: string[] = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" && /Content Security Policy/.test(message.text())) violations.push(message.text());
-  });
+  const violations = cspViolations(page);
   // The app's first script is held until both requests were made: only the boot script can make them.
   const store = storeOf("pi").id;
   const file = `/api/stores/${store}/files/${zebrasPath}`;
   let askedBeforeApp = false;
-  await page.addInitScript(() => {
-    new MutationObserver((_, observer) => {
-      if (!document.querySelector("#messages .entry")) return;
-      observer.disconnect();
-      (window as unknown as { apiAtFirstEntry?: string[] }).apiAtFirstEntry = performance
-        .getEntriesByType("resource")
-        .map((entry) => decodeURIComponent(new URL(entry.name).pathname))
-        .filter((path) => path.startsWith("/api/"));
-    }).observe(document, { childList: true, subtree: true });
-  });
+  const apiAtFirstEntry = await watchApiAtFirstEntry(page);
   await page.route(/\/assets\/index-[^/]*\.js$/, async (route) => {
     const deadline = Date.now() + 5000;
     while (!(asked.includes("GET /api/stores") && asked.includes(`GET ${file}`)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -203,7 +215,7 @@ test("the page's inline boot script asks for the stores and the linked session w
   await expect(entries(page).last()).toContainText("Zebras sleep standing up");
   expect(askedBeforeApp).toBe(true);
   // The app took the boot script's requests instead of making its own (the list, read after the first entry, reads the file again).
-  expect(await page.evaluate(() => (window as unknown as { apiAtFirstEntry: string[] }).apiAtFirstEntry)).toEqual(["/api/stores", file]);
+  expect(await apiAtFirstEntry()).toEqual(["/api/stores", file]);
   expect(violations).toEqual([]);
   // The header's policy allows the page's one inline script by its hash, and nothing inline besides.
   const served = await page.request.get(serveUrl.href);
@@ -221,10 +233,7 @@ test("the page's inline boot script asks for the stores and the linked session w
 });
 
 test("without the boot script (a page whose policy refuses it) the app asks for the stores and the linked session itself, once each", async ({ page }) => {
-  const violations: string[] = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" && /Content Security Policy/.test(message.text())) violations.push(message.text());
-  });
+  const violations = cspViolations(page);
   // The page as served, its boot script changed by one byte: its hash no longer matches the policy's.
   await page.route((url) => url.pathname === "/", async (route) => {
     const response = await route.fetch();
@@ -232,23 +241,14 @@ test("without the boot script (a page whose policy refuses it) the app asks for 
     expect(body).toContain("<script>(function() {");
     await route.fulfill({ response, body });
   });
-  await page.addInitScript(() => {
-    new MutationObserver((_, observer) => {
-      if (!document.querySelector("#messages .entry")) return;
-      observer.disconnect();
-      (window as unknown as { apiAtFirstEntry?: string[] }).apiAtFirstEntry = performance
-        .getEntriesByType("resource")
-        .map((entry) => decodeURIComponent(new URL(entry.name).pathname))
-        .filter((path) => path.startsWith("/api/"));
-    }).observe(document, { childList: true, subtree: true });
-  });
+  const apiAtFirstEntry = await watchApiAtFirstEntry(page);
   const store = storeOf("pi").id;
   await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
   await expect(entries(page).last()).toContainText("Zebras sleep standing up");
   // Refused (by the header's policy and the meta tag's, each reporting it).
   expect(violations.length).toBeGreaterThan(0);
   for (const violation of violations) expect(violation).toMatch(/^Executing inline script violates/);
-  expect(await page.evaluate(() => (window as unknown as { apiAtFirstEntry: string[] }).apiAtFirstEntry)).toEqual(["/api/stores", `/api/stores/${store}/files/${zebrasPath}`]);
+  expect(await apiAtFirstEntry()).toEqual(["/api/stores", `/api/stores/${store}/files/${zebrasPath}`]);
 });
 
 test("the token stays with its server: another server on 127.0.0.1 gets no cookie and no token from the browser", async ({ browser }) => {
