@@ -11,7 +11,7 @@ import { describe, expect, it, vi } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { readSessionFile } from "../../../src/format/session-file.js";
 import { SessionManager, type SessionEntry } from "../../../src/index.js";
-import { followSession, LoadCancelled, loadSession, readSessionTail } from "../../../web-demo/src/data/load-session.js";
+import { followSession, LoadCancelled, loadSession, ONE_TASK_BYTES, readSessionTail } from "../../../web-demo/src/data/load-session.js";
 import { searchEntries } from "../../../web-demo/src/model/filters.js";
 import { SessionModel } from "../../../web-demo/src/model/session-model.js";
 import { layoutTree, treePrefix, type TreeLayoutOptions } from "../../../web-demo/src/model/tree-layout.js";
@@ -156,12 +156,25 @@ describe("loadSession", () => {
   });
 
   it("indexes in slices, yielding to the event loop between them (a timer set before loading runs before it ends)", async () => {
-    const { storage, path } = await storeText(chainSession(1000));
+    const text = chainSession(1000);
+    expect(encoder.encode(text).length).toBeGreaterThan(ONE_TASK_BYTES);
+    const { storage, path } = await storeText(text);
     let timerRan = false;
     setTimeout(() => (timerRan = true), 0);
     let sawTimer = false;
     await loadSession(storage, path, { sliceMs: 0, onProgress: () => (sawTimer ||= timerRan) });
     expect(sawTimer).toBe(true);
+  });
+
+  it("indexes a file of at most ONE_TASK_BYTES in one go, whatever the slice (no frame painted before it is shown)", async () => {
+    const text = chainSession(300);
+    expect(encoder.encode(text).length).toBeLessThanOrEqual(ONE_TASK_BYTES);
+    const { storage, path } = await storeText(text);
+    let timerRan = false;
+    setTimeout(() => (timerRan = true), 0);
+    const { model } = await loadSession(storage, path, { sliceMs: 0 });
+    expect(timerRan).toBe(false);
+    expect(model.size).toBe(300);
   });
 });
 

@@ -12,7 +12,7 @@ import { BlobStore } from "../../../src/blobs/blob-store.js";
 import { encodeJsonl } from "../../../src/format/session-file.js";
 import { resolveImages } from "../../../src/blobs/images.js";
 import type { SessionEntry } from "../../../src/format/types.js";
-import { LoadCancelled, loadSession, readSessionTail, type LoadedSession } from "../data/load-session.js";
+import { LoadCancelled, loadSession, ONE_TASK_BYTES, readSessionTail, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
 import { append, dateText, el, formatBytes, preview, type Child } from "../render/dom.js";
 import { yieldToEventLoop } from "../model/filters.js";
@@ -50,8 +50,6 @@ const LIST_KEY = "sessionkit-viewer.list";
  */
 const PREVIEW_FROM_BYTES = 32 << 20;
 const PREVIEW_BYTES = 2 << 20;
-/** A session opened within this many ms (one of loadSession's slices) is shown in the task that read it. */
-const SHOW_AT_ONCE_MS = 8;
 /** Wide enough for the list, the tree and a message column of 760 px and more. */
 const WIDE = "(min-width: 1500px)";
 /** Too narrow for a docked list whatever the choice: it is a drawer. */
@@ -295,7 +293,6 @@ export class ViewerApp {
     if (!store) throw new Error(`no store "${storeId}" in this viewer`);
     const opening = ++this.#opening;
     const isCurrent = () => opening === this.#opening;
-    const openedAt = performance.now();
     await this.#view?.destroy();
     this.#view = null;
     this.#open = null;
@@ -329,9 +326,9 @@ export class ViewerApp {
     await preview?.destroy();
     if (!isCurrent()) return;
     // The view's set-up (path, tree layout, first items) in a task of its own, not after the last
-    // range's parsing; but a session read in less than a slice of work is shown in the same task:
-    // a yield there lets the browser paint "Opening…" first, 20–40 ms before the first entry.
-    if (performance.now() - openedAt > SHOW_AT_ONCE_MS) {
+    // range's parsing; but a session small enough to be indexed in one go is shown in the same
+    // task: a yield there lets the browser paint "Opening…" first, a frame before the first entry.
+    if (session.completeBytes > ONE_TASK_BYTES) {
       await yieldToEventLoop();
       if (!isCurrent()) return;
     }

@@ -67,6 +67,13 @@ const RANGE_BYTES = 16 << 20;
 /** Ranges asked for before the one being indexed is done. */
 const READ_AHEAD = 3;
 const SLICE_MS = 8;
+/**
+ * A file no larger than this is indexed in one go, without looking at the clock: its first lines
+ * run cold code that can outlast a slice on a busy machine, and a yield there let the browser
+ * paint a frame without the session (one frame and more before a small session's first entry).
+ * Indexing this much takes a few ms.
+ */
+export const ONE_TASK_BYTES = 256 << 10;
 /** Lines indexed between two looks at the clock. */
 const LINES_PER_CLOCK = 32;
 const NEWLINE = 0x0a;
@@ -144,8 +151,9 @@ export async function loadSession(storage: StoragePort, path: string, options: L
     const range = () => (rangeNumber >= 0 ? rangeNumber : (rangeNumber = session!.model.addBytes(bytes)));
     let deadline = performance.now() + sliceMs;
     let lines = 0;
+    const sliced = size > ONE_TASK_BYTES;
     while (from < bytes.length && !handOver) {
-      if (++lines % LINES_PER_CLOCK === 0 && performance.now() > deadline) {
+      if (sliced && ++lines % LINES_PER_CLOCK === 0 && performance.now() > deadline) {
         flush();
         options.onProgress?.(Math.min(offset, size), size);
         await yieldToEventLoop();
