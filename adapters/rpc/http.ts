@@ -76,7 +76,8 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
   if (!Socket) throw new StorageError("unsupported", "httpStorage needs a WebSocket: pass options.WebSocket (e.g. the ws package's) where there is no global one");
   const url = new URL(`/api/stores/${encodeURIComponent(options.store)}/rpc`, options.url);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const endpoint = webSocketEndpoint(options.token === undefined ? new Socket(url.href) : new Socket(url.href, tokenSubprotocols(options.token)));
+  // Opened by the first call over it: a viewer's first screen reads through fetches and pays for no handshake.
+  const endpoint = webSocketEndpoint(() => (options.token === undefined ? new Socket(url.href) : new Socket(url.href, tokenSubprotocols(options.token))));
   const client = rpcClientStorage(endpoint, {
     kind: "http",
     chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
@@ -121,6 +122,8 @@ export function httpStorage(options: HttpStorageOptions): HttpStorage {
     },
     close: () => {
       blocks.retireAll();
+      // A port never called has no socket: ending the endpoint ends the client without opening one to say goodbye.
+      if (!endpoint.opened) endpoint.close();
       return close().finally(() => endpoint.close());
     },
   });

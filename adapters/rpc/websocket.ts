@@ -41,14 +41,24 @@ export function tokenSubprotocols(token: string): string[] {
  * A WebSocket as a message endpoint for {@link rpcClientStorage} (or {@link serveStorage}): each
  * message travels as one binary frame. Messages posted while the socket connects are sent once it
  * is open; when it closes or fails, the endpoint reports "close" and the client's calls fail with "io".
+ * `socket` may be a function that opens it: it is called when the first message is posted, so an
+ * endpoint nobody calls opens no socket (a page's first screen pays for no handshake it does not use).
  *
  * @throws Error from `postMessage` once the socket is closed
  */
-export function webSocketEndpoint(socket: WebSocketLike): MessageEndpoint & {
+export function webSocketEndpoint(socket: WebSocketLike | (() => WebSocketLike)): MessageEndpoint & {
   /** Closes the socket (code 1000) and reports "close". */
   close(): void;
+  /** Whether the socket was opened (one opened by a function is, once a message was posted). */
+  readonly opened: boolean;
 } {
-  socket.binaryType = "arraybuffer";
+  let opened: WebSocketLike | null = null;
+  const open = (): WebSocketLike => {
+    if (opened) return opened;
+    opened = typeof socket === "function" ? socket() : socket;
+    listen(opened);
+    return opened;
+  };
   const listeners = new Map<string, Set<(event: Event) => void>>();
   const dispatch = (type: string, data?: unknown) => {
     for (const listener of listeners.get(type) ?? []) listener({ data } as MessageEvent);
@@ -61,26 +71,32 @@ export function webSocketEndpoint(socket: WebSocketLike): MessageEndpoint & {
     waiting = [];
     dispatch("close");
   };
-  socket.addEventListener("open", () => {
-    for (const frame of waiting) socket.send(frame);
-    waiting = [];
-  });
-  socket.addEventListener("message", (event) => {
-    const data = event.data;
-    if (!(data instanceof ArrayBuffer)) return; // not ours: the rpc speaks binary frames only
-    let message: unknown;
-    try {
-      message = decodeFrame(new Uint8Array(data));
-    } catch {
-      return; // a malformed frame answers no call: the call times out or the socket closes
-    }
-    dispatch("message", message);
-  });
-  socket.addEventListener("close", end);
-  socket.addEventListener("error", end);
+  const listen = (socket: WebSocketLike) => {
+    socket.binaryType = "arraybuffer";
+    socket.addEventListener("open", () => {
+      for (const frame of waiting) socket.send(frame);
+      waiting = [];
+    });
+    socket.addEventListener("message", (event) => {
+      const data = event.data;
+      if (!(data instanceof ArrayBuffer)) return; // not ours: the rpc speaks binary frames only
+      let message: unknown;
+      try {
+        message = decodeFrame(new Uint8Array(data));
+      } catch {
+        return; // a malformed frame answers no call: the call times out or the socket closes
+      }
+      dispatch("message", message);
+    });
+    socket.addEventListener("close", end);
+    socket.addEventListener("error", end);
+  };
+  if (typeof socket !== "function") open();
   return {
     postMessage(message: unknown) {
-      if (closed || socket.readyState > OPEN) throw new Error("the WebSocket is closed");
+      if (closed) throw new Error("the WebSocket is closed");
+      const socket = open();
+      if (socket.readyState > OPEN) throw new Error("the WebSocket is closed");
       const frame = encodeFrame(message);
       if (socket.readyState === CONNECTING) waiting.push(frame);
       else socket.send(frame);
@@ -94,8 +110,11 @@ export function webSocketEndpoint(socket: WebSocketLike): MessageEndpoint & {
       listeners.get(type)?.delete(listener);
     },
     close() {
-      socket.close(1000, "closed by the client");
+      opened?.close(1000, "closed by the client");
       end();
+    },
+    get opened() {
+      return opened !== null;
     },
   };
 }

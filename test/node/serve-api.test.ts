@@ -5,7 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { WebSocket } from "ws";
 import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../../adapters/rpc/frame.js";
+import { httpStorage } from "../../adapters/rpc/http.js";
+import type { WebSocketLike } from "../../adapters/rpc/websocket.js";
 import { RPC_PROTOCOL } from "../../adapters/rpc/protocol.js";
 import type { ByteRange } from "../../src/port.js";
 import { waitFor } from "../../src/testing/index.js";
@@ -44,6 +47,30 @@ describe("sessionkit serve's HTTP API", () => {
     const head = await fetch(url("/files/sessions/--p--/s.jsonl"), { method: "HEAD" });
     expect(head.headers.get("content-length")).toBe(String(body.length));
     expect((await fetch(url("/files/sessions/--p--/missing.jsonl"))).status).toBe(404);
+  });
+
+  it("an httpStorage opens its WebSocket with its first call over it: reads by fetch open none, nor does closing a port never called", async () => {
+    const opened: string[] = [];
+    class CountedSocket extends WebSocket {
+      constructor(address: string, protocols?: string[]) {
+        super(address, protocols);
+        opened.push(address);
+      }
+    }
+    const options = { url: served.server.origin, token: served.server.token, store: served.store, WebSocket: CountedSocket as unknown as new (url: string) => WebSocketLike };
+    const port = httpStorage(options);
+    try {
+      const bytes = await port.read("sessions/--p--/s.jsonl", { offset: 0, length: 1 << 20 });
+      expect(new TextDecoder().decode(bytes!)).toBe(body);
+      expect(opened).toEqual([]);
+      expect(await port.stat("sessions/--p--/s.jsonl")).toMatchObject({ size: body.length });
+      expect(opened).toHaveLength(1);
+      expect(opened[0]).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/api\/stores\/[^/]+\/rpc$/);
+    } finally {
+      await port.close();
+    }
+    await httpStorage(options).close();
+    expect(opened).toHaveLength(1);
   });
 
   it("a Range named by both ends is read without waiting for the file's stat (they go to the store together)", async () => {
