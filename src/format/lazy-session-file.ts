@@ -6,11 +6,11 @@
  */
 import type { StoragePort } from "../port.js";
 import { recordHoldsBlobRef } from "../blobs/blob-store.js";
-import { concatAll } from "./bytes.js";
 import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader, type LoadedSessionFile } from "./session-file.js";
 import { decodeLines, lineDecoder, parseLine, parseTail, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { detectDialect, keyInDialect, rejectedKeys, type SessionDialect } from "./dialect.js";
 import { headerVersion } from "./migrate.js";
+import { readLineRanges } from "./line-ranges.js";
 import { messageLineShape, readMessageLine, type MessageLineShape } from "./message-line.js";
 import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "./types.js";
 import { UnparsedEntry } from "./unparsed-entry.js";
@@ -34,7 +34,7 @@ export type LazySessionFileRead = { kind: "missing" } | { kind: "empty" } | Lazy
 const NEWLINE = 0x0a;
 const LBRACE = 0x7b;
 const CHUNK = 4 * 1024 * 1024;
-/** Ranges asked for before the one being checked is done. */
+/** Ranges asked for before the one being checked is done: a port's read is a round trip, and on a busy machine each one waits its turn. */
 const READ_AHEAD = 3;
 
 interface HeaderRead {
@@ -121,64 +121,11 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
     return from;
   };
 
-  let readPos = 0;
-  // Ranges are read ahead while earlier ones are checked: a port's read is a round trip (a file
-  // opened, read and closed on another thread), and on a busy machine each one waits its turn.
-  // Only ranges within the size the file had are asked for ahead: each of those is needed, so a
-  // failing read is never one nobody waits for.
   const size = (await storage.stat(path))?.size ?? 0;
-  const reads: Array<Promise<Uint8Array | null>> = [];
-  let requested = 0;
-  const readAhead = () => {
-    reads.push(storage.read(path, { offset: requested, length: chunkSize }));
-    requested += chunkSize;
-  };
-  readAhead();
-  /** File offset of the first byte not yet part of a handled line. */
-  let lineStart = 0;
-  let carry: Uint8Array[] = [];
-  try {
-    while (reads.length > 0 && !handOver) {
-      while (reads.length < READ_AHEAD && requested < size) readAhead();
-      const chunk = await reads.shift()!;
-      if (chunk === null) {
-        if (readPos === 0) return { kind: "missing" };
-        break;
-      }
-      if (chunk.length === 0) break;
-      readPos += chunk.length;
-      const last = chunk.length < chunkSize;
-      // A file that grew since its size was read is read on, one range at a time.
-      if (!last && reads.length === 0) readAhead();
-      let from = 0;
-      if (carry.length > 0) {
-        const newline = chunk.indexOf(NEWLINE);
-        if (newline < 0) {
-          carry.push(chunk);
-          if (last) break;
-          continue;
-        }
-        // The line that started in an earlier chunk, with its "\n".
-        const joined = concatAll([...carry, chunk.subarray(0, newline + 1)]);
-        carry = [];
-        onLines(joined, 0, lineStart);
-        lineStart += joined.length;
-        from = newline + 1;
-      }
-      const rest = onLines(chunk, from, lineStart);
-      lineStart += rest - from;
-      if (rest < chunk.length) carry.push(chunk.subarray(rest));
-      if (last) break;
-    }
-    // Ranges still asked for (the file shrank, or the full read takes over): their failures count too.
-    await Promise.all(reads.splice(0));
-  } finally {
-    for (const read of reads) read.catch(() => {});
-  }
-
-  const extent = { completeBytes: lineStart, completeLines: line };
-  const tailBytes = carry.length > 0 ? concatAll(carry) : null;
-  const tail: JsonlTail = tailBytes && !handOver ? parseTail(decoder, tailBytes, lineStart, line + 1, onRecord, scanProblems) : { kind: "clean" };
+  const { missing, completeBytes, tail: tailBytes } = await readLineRanges(storage, path, { size, rangeBytes: chunkSize, readAhead: READ_AHEAD, onLines, stopped: () => handOver });
+  if (missing) return { kind: "missing" };
+  const extent = { completeBytes, completeLines: line };
+  const tail: JsonlTail = tailBytes && !handOver ? parseTail(decoder, tailBytes, completeBytes, line + 1, onRecord, scanProblems) : { kind: "clean" };
 
   const opened = session as HeaderRead | null; // assigned in onRecord, out of the compiler's sight
   if (handOver || !opened) {

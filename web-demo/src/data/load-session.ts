@@ -1,14 +1,14 @@
 /**
  * Opening a session for viewing, built so that a 1 GiB file neither blocks the page nor fills it
- * with objects: the file is read in ranges (16 MiB, three asked for ahead: over `sessionkit serve`
- * each is a request, and the transfer is most of the time), and its lines are indexed a slice of
- * at most `sliceMs` at a time with a yield between slices. As the core's lazy reader does
- * (format/lazy-session-file.ts, docs/DESIGN.md §3), a message line in pi's field order is proved
- * valid from its bytes (format/message-line.ts) and is not parsed: the model keeps where it is
- * and what line-skim.ts reads of it (an assistant's usage, model, tool calls and whether it has
- * text; a tool result's call), and parses it when it is shown. Every other line is parsed and
- * checked as readSessionFile checks it (entryReader: dialects, second headers, invalid entries),
- * with the same line numbers and problems. pi files older than version 3 are read by
+ * with objects: the file is read in ranges (src/format/line-ranges.ts: 16 MiB, three asked for
+ * ahead; over `sessionkit serve` each is a request, and the transfer is most of the time), and its
+ * lines are indexed a slice of at most `sliceMs` at a time with a yield between slices. As the
+ * core's lazy reader does (format/lazy-session-file.ts, docs/DESIGN.md §3), a message line in pi's
+ * field order is proved valid from its bytes (format/message-line.ts) and is not parsed: the model
+ * keeps where it is and what line-skim.ts reads of it (an assistant's usage, model, tool calls and
+ * whether it has text; a tool result's call), and parses it when it is shown. Every other line is
+ * parsed and checked as readSessionFile checks it (entryReader: dialects, second headers, invalid
+ * entries), with the same line numbers and problems. pi files older than version 3 are read by
  * readSessionFile, which migrates them.
  *
  * `readSessionTail` reads only the end of a file: what the app shows of a large session while the
@@ -23,8 +23,8 @@ import { SessionError } from "../../../src/errors.js";
 import { checkEntry } from "../../../src/format/schema.js";
 import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader } from "../../../src/format/session-file.js";
 import { headerVersion } from "../../../src/format/migrate.js";
-import { concatAll } from "../../../src/format/bytes.js";
 import { messageLineShape, readMessageLine, type MessageLineHead, type MessageLineShape } from "../../../src/format/message-line.js";
+import { readLineRanges } from "../../../src/format/line-ranges.js";
 import { parentDir, type StoragePort } from "../../../src/port.js";
 import { decodeLines, lineDecoder, parseLine, scanJsonl, type LineProblem } from "../../../src/format/jsonl-reader.js";
 import { yieldToEventLoop } from "../model/filters.js";
@@ -187,76 +187,35 @@ export async function loadSession(storage: StoragePort, path: string, options: L
     return from;
   };
 
-  // Ranges are read ahead while earlier ones are indexed (as the core's lazy reader does); only
-  // ranges within the size the file had are asked for ahead, so none is read that is not needed.
-  const reads: Array<Promise<Uint8Array | null>> = [];
-  let requested = 0;
-  const readAhead = () => {
-    reads.push(storage.read(path, { offset: requested, length: rangeBytes }));
-    requested += rangeBytes;
-  };
-  readAhead();
-  /** File offset of the first byte not yet part of a handled line. */
-  let lineStart = 0;
-  let carry: Uint8Array[] = [];
-  let missing = false;
-  try {
-    while (reads.length > 0 && !handOver) {
-      while (reads.length < READ_AHEAD && requested < size) readAhead();
-      const chunk = await reads.shift()!;
+  const { missing, completeBytes, tail: tailBytes } = await readLineRanges(storage, path, {
+    size,
+    rangeBytes,
+    readAhead: READ_AHEAD,
+    onLines,
+    onRead: () => {
       if (options.isCurrent?.() === false) throw new LoadCancelled(path);
-      if (chunk === null) {
-        missing = lineStart === 0 && carry.length === 0;
-        break;
-      }
-      if (chunk.length === 0) break;
-      const last = chunk.length < rangeBytes;
-      // A file that grew since its size was read is read on, one range at a time.
-      if (!last && reads.length === 0) readAhead();
-      let from = 0;
-      if (carry.length > 0) {
-        const newline = chunk.indexOf(NEWLINE);
-        if (newline < 0) {
-          carry.push(chunk);
-          if (last) break;
-          continue;
-        }
-        // The line that started in an earlier range, with its "\n": a range of its own.
-        const joined = concatAll([...carry, chunk.subarray(0, newline + 1)]);
-        carry = [];
-        await onLines(joined, 0, lineStart);
-        lineStart += joined.length;
-        from = newline + 1;
-      }
-      const rest = await onLines(chunk, from, lineStart);
-      lineStart += rest - from;
-      if (rest < chunk.length) carry.push(chunk.subarray(rest));
+    },
+    onRange: (handled) => {
       flush();
-      options.onProgress?.(Math.min(lineStart, size), size);
-      if (last) break;
-    }
-    // Ranges still asked for (the file shrank, or the full read takes over): their failures count too.
-    await Promise.all(reads.splice(0));
-  } finally {
-    for (const read of reads) read.catch(() => {});
-  }
+      options.onProgress?.(Math.min(handled, size), size);
+    },
+    stopped: () => handOver,
+  });
   if (missing) throw new SessionError("entry-not-found", `${path}: no such session file`, { path });
 
-  const completeBytes = lineStart;
-  const tailBytes = carry.length > 0 ? concatAll(carry) : null;
   if (tailBytes && !handOver) {
-    const text = decodeLines(decoder, tailBytes, lineStart);
+    const text = decodeLines(decoder, tailBytes, completeBytes);
     if (text.trim() !== "") {
       line++;
       const before = scanProblems.length;
-      if (!parseLine(text, line, { offset: lineStart, length: tailBytes.length }, onRecord, scanProblems, true)) {
+      if (!parseLine(text, line, { offset: completeBytes, length: tailBytes.length }, onRecord, scanProblems, true)) {
         scanProblems.length = before;
         scanProblems.push({ line, kind: "torn", message: `line ${line}: incomplete last line (${tailBytes.length} bytes), likely a crash mid-append` });
       }
     }
   }
   flush();
-  options.onProgress?.(Math.min(lineStart + (tailBytes?.length ?? 0), size), size);
+  options.onProgress?.(Math.min(completeBytes + (tailBytes?.length ?? 0), size), size);
 
   const opened = session as { dialect: SessionDialect; model: SessionModel; reader: EntryReader } | null; // assigned in onRecord, out of the compiler's sight
   if (handOver) {
