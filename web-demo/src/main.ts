@@ -14,7 +14,6 @@ const { token, answer, prefetch } = takeBootRequests() ?? (await import("./data/
 const serveMode = import("./serve-mode.js");
 serveMode.catch(() => {}); // awaited below when served
 const response = await answer;
-await sessionOrDelay(prefetch);
 if (!response || !(await serveMode).startServeMode(response, token, prefetch)) (await import("./static-mode.js")).startStaticMode();
 
 /**
@@ -27,19 +26,4 @@ function takeBootRequests(): BootRequests | null {
   const started = globalThis.sessionkitBoot;
   delete globalThis.sessionkitBoot;
   return started !== null && typeof started === "object" && (started as BootRequests).answer instanceof Promise ? (started as BootRequests) : null;
-}
-
-/** How long the app waits for the addressed session's first bytes before building its page without them. */
-const SESSION_WAIT_MS = 100;
-
-/**
- * The addressed session's first bytes, or SESSION_WAIT_MS: the app then builds its page and shows
- * the session in one task. Started before them, it painted its empty page first (a frame of
- * layout and paint, then the session's own).
- */
-async function sessionOrDelay(prefetch: BootRequests["prefetch"]): Promise<void> {
-  if (!prefetch) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([prefetch.answer, new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_WAIT_MS)))]);
-  clearTimeout(timer);
 }
