@@ -176,6 +176,18 @@ describe("loadSession", () => {
     expect(timerRan).toBe(false);
     expect(model.size).toBe(300);
   });
+
+  it("slices a file that grew past ONE_TASK_BYTES after its size was read", async () => {
+    const text = chainSession(1000);
+    const { storage, path } = await storeText(text);
+    const statedSmall = { ...storage, stat: async (p: string) => ({ ...(await storage.stat(p))!, size: 1000 }) };
+    let timerRan = false;
+    setTimeout(() => (timerRan = true), 0);
+    let sawTimer = false;
+    const { model } = await loadSession(statedSmall, path, { sliceMs: 0, onProgress: () => (sawTimer ||= timerRan) });
+    expect(sawTimer).toBe(true);
+    expect(model.size).toBe(1000);
+  });
 });
 
 describe("seed 003", () => {

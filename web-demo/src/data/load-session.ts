@@ -151,7 +151,8 @@ export async function loadSession(storage: StoragePort, path: string, options: L
     const range = () => (rangeNumber >= 0 ? rangeNumber : (rangeNumber = session!.model.addBytes(bytes)));
     let deadline = performance.now() + sliceMs;
     let lines = 0;
-    const sliced = size > ONE_TASK_BYTES;
+    // The size the file had, or where this range ends in it when it grew since.
+    const sliced = size > ONE_TASK_BYTES || offset + bytes.length - from > ONE_TASK_BYTES;
     while (from < bytes.length && !handOver) {
       if (sliced && ++lines % LINES_PER_CLOCK === 0 && performance.now() > deadline) {
         flush();
