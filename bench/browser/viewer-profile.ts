@@ -19,6 +19,7 @@ import { build } from "vite";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { EXPORT_TEMPLATE_FILE } from "../../web-demo/src/export/embed.js";
 import { functionSelfTimesIn, type CpuProfile } from "./cpu-profile.js";
+import { cpuByKind, processCpuSnapshot } from "./process-cpu.js";
 import { eventSelfTimes, type TraceEvent } from "./trace-events.js";
 import { ensureViewerSession, VIEWER_DATA_DIR } from "../../test/shared/viewer-session.js";
 import { firstEntryShown, ourExport, piExport, scrollEndToEnd, startServeProcess, VIEWER_PROJECT, watchFirstEntry, type Kind } from "./viewer.js";
@@ -51,6 +52,15 @@ const top = (map: Map<string, number>, n: number, total: number) =>
     .map(([name, us]) => `${name} ${(us / 1000).toFixed(0)} ms`)
     .join(", ");
 
+/** The mean CPU ms of each kind of process over the pages, the total first, kinds under 1 ms left out. */
+function processShares(pages: Map<string, number>[]): string {
+  const mean = new Map<string, number>();
+  for (const page of pages) for (const [kind, ms] of page) mean.set(kind, (mean.get(kind) ?? 0) + ms / pages.length);
+  const kinds = [...mean.entries()].filter(([, ms]) => ms >= 1).sort((a, b) => b[1] - a[1]);
+  const total = kinds.reduce((sum, [, ms]) => sum + ms, 0);
+  return `${total.toFixed(0)} ms: ${kinds.map(([kind, ms]) => `${kind} ${ms.toFixed(0)}`).join(", ")}`;
+}
+
 /** What started a task: its first timeline child with a name that says so. */
 function trigger(children: TraceEvent[]): string {
   const first = children.find((e) => ["FunctionCall", "TimerFire", "FireAnimationFrame", "EventDispatch", "EvaluateScript", "v8.run", "ParseHTML", "v8.compileModule", "RunMicrotasks", "ResourceReceivedData"].includes(e.name));
@@ -77,6 +87,8 @@ interface FirstEntryCpu {
   cpuMs: number;
   byEvent: Map<string, number>;
   byFunction: Map<string, number>;
+  /** CPU ms of every process on the machine from the navigation to the first entry shown, by kind (./process-cpu.ts). */
+  byProcess: Map<string, number>;
 }
 
 /** Loads `url` in a fresh context with a trace and the sampling profiler on, up to its first visible entry (viewer.ts's watch). */
@@ -91,8 +103,10 @@ async function firstEntryCpu(browser: Browser, url: string, kind: Kind): Promise
     await browser.startTracing(page, { categories: TRACE_CATEGORIES });
     await cdp.send("Profiler.start");
     const shown = firstEntryShown(page, 120_000);
+    const processesBefore = processCpuSnapshot();
     await page.goto(url, { waitUntil: "load", timeout: 120_000 });
     if (!(await shown)) throw new Error(`${url}: no entry shown in 120 s`);
+    const byProcess = cpuByKind(processesBefore, processCpuSnapshot());
     // The trace's clock against the page's: a mark's trace time less its performance.now().
     const { visibleMs, syncMs } = await page.evaluate(() => ({
       visibleMs: (window as unknown as { __bench: { visible: number } }).__bench.visible,
@@ -119,7 +133,7 @@ async function firstEntryCpu(browser: Browser, url: string, kind: Kind): Promise
       cpu += task.tdur ?? 0;
       lastEnd = task.ts + task.dur!;
     }
-    return { visibleMs, busyMs: busy / 1000, cpuMs: cpu / 1000, byEvent: eventSelfTimes(onMain.filter((e) => !tasks.includes(e))), byFunction: functionSelfTimesIn(profile, start, end) };
+    return { visibleMs, busyMs: busy / 1000, cpuMs: cpu / 1000, byEvent: eventSelfTimes(onMain.filter((e) => !tasks.includes(e))), byFunction: functionSelfTimesIn(profile, start, end), byProcess };
   } finally {
     await context.close();
   }
@@ -129,7 +143,10 @@ async function firstEntryCpu(browser: Browser, url: string, kind: Kind): Promise
  * `--first N`: the small session's first visible entry, pi's export against ours (file://) and
  * serve's, N pages each, taking turns: per page the wall time, the main thread's busy time (its
  * tasks' wall time) and CPU time (their thread time) up to it; then per kind the medians and,
- * summed over the pages and divided by N, the busy time by trace event and by function.
+ * summed over the pages and divided by N, the busy time by trace event and by function, and the
+ * whole machine's CPU from the navigation to the entry shown by kind of process (./process-cpu.ts:
+ * on 2 cores a served page's wall time follows the browser process, the network service and the
+ * server too; the trace and the profiler add to the browser's and the renderer's).
  * `--dist A,B`: viewer builds to compare in the same run (default: this tree's, built unminified).
  */
 async function firstEntryBreakdown(dists: string[], work: string, size: number, rounds: number): Promise<void> {
@@ -173,7 +190,7 @@ async function firstEntryBreakdown(dists: string[], work: string, size: number, 
       };
       const busy = median(list.map((r) => r.busyMs)) * 1000;
       process.stdout.write(
-        `- ${label}: visible ${median(list.map((r) => r.visibleMs)).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms, CPU ${median(list.map((r) => r.cpuMs)).toFixed(0)} ms\n    events: ${top(sum((r) => r.byEvent), 10, busy)}\n    js: ${top(sum((r) => r.byFunction), 14, busy)}\n`,
+        `- ${label}: visible ${median(list.map((r) => r.visibleMs)).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms, CPU ${median(list.map((r) => r.cpuMs)).toFixed(0)} ms\n    events: ${top(sum((r) => r.byEvent), 10, busy)}\n    js: ${top(sum((r) => r.byFunction), 14, busy)}\n    the machine's CPU by process (mean): ${processShares(list.map((r) => r.byProcess))}\n`,
       );
     }
   } finally {
