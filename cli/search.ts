@@ -12,7 +12,7 @@ import { searchProgress } from "./progress.js";
 import { oneLine } from "./render.js";
 import { storeFileOf, storeStorage } from "./store.js";
 import { useSqliteCodeCache } from "./sqlite-code-cache.js";
-import { cacheRoot } from "./store-cache.js";
+import { cacheRoot } from "./cache-root.js";
 import { openStorePort } from "./store-port.js";
 
 const DEFAULT_LIMIT = 50;

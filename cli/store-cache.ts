@@ -14,8 +14,6 @@ import { openStorePort } from "./store-port.js";
 /** The directory of the kit's files within a store (see src/session/listing.ts CATALOG_DIR). */
 export const KIT_DIR = ".sessionkit";
 
-export { cacheRoot } from "./cache-root.js";
-
 /**
  * The cache folder of the store at `root`: `<cache root>/stores/<readable name>-<hash of the
  * path>`, so two stores never share one and the name says whose it is.

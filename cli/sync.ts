@@ -23,7 +23,7 @@ import { syncProgress } from "./progress.js";
 import type { SyncArgs } from "./commands/sync.js";
 import type { Run } from "./run.js";
 import { databaseStore, resolveRoot } from "./store.js";
-import { cacheRoot } from "./store-cache.js";
+import { cacheRoot } from "./cache-root.js";
 import { openStorePort } from "./store-port.js";
 import { untilInterrupted } from "./interrupt.js";
 
