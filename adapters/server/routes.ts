@@ -1,7 +1,8 @@
 /**
  * The /api routes of adapters/rpc/HTTP-API.md: the store list and, per store, one-shot rpc calls
- * (POST …/rpc), raw file bytes (GET …/files/<path>, ranges too) and a change stream (GET
- * …/changes, Server-Sent Events). Every other path is the viewer's files.
+ * (POST …/rpc), raw file bytes (GET …/files/<path>, ranges too), a change stream (GET
+ * …/changes, Server-Sent Events) and its sessions listed (GET …/sessions). Every other path is
+ * the viewer's files.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { checkStoragePath } from "../../src/port.js";
@@ -20,6 +21,8 @@ export interface ServedStore {
   samples: boolean;
   root: string;
   server: StorageServer;
+  /** The store's sessions (`GET …/sessions`), JSON-serializable; null when the server lists none. */
+  listSessions: (() => Promise<unknown>) | null;
 }
 
 /** Ranges up to this size are read in one port call (atomic); larger ones stream in pieces. */
@@ -41,13 +44,18 @@ export function routes(options: { stores: ReadonlyMap<string, ServedStore>; read
       allowMethods(request, ["GET"]);
       return sendJson(response, 200, [...stores.values()].map(({ id, label, agent, samples }) => ({ id, label, readOnly, ...(agent === undefined ? {} : { agent }), ...(samples ? { samples } : {}) })));
     }
-    const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes)(\/.*)?$/.exec(path);
+    const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes|sessions)(\/.*)?$/.exec(path);
     if (match) {
       const store = stores.get(decodeSegment(match[1]!));
       if (!store) throw new HttpError(404, `no store ${JSON.stringify(match[1])}`);
       if (match[2] === "rpc" && match[3] === undefined) return oneShotRpc(request, response, store, maxMessageBytes);
       if (match[2] === "files" && match[3] !== undefined) return sendFile(request, response, store, storagePathOf(match[3]));
       if (match[2] === "changes" && match[3] === undefined) return changeStream(request, response, store, url.searchParams.get("dir") ?? "");
+      if (match[2] === "sessions" && match[3] === undefined) {
+        allowMethods(request, ["GET"]);
+        if (!store.listSessions) throw new HttpError(404, "this server lists no sessions: list them through the rpc");
+        return sendJson(response, 200, await store.listSessions());
+      }
     }
     if (path.startsWith("/api/")) throw new HttpError(404, `no API ${path}`);
     allowMethods(request, ["GET", "HEAD"]);

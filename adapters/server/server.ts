@@ -37,6 +37,11 @@ export interface ServerStore {
    * error messages name the storage paths instead. Default: `root` as "" when it is an absolute path.
    */
   hostPaths?: Readonly<Record<string, string>>;
+  /**
+   * The store's sessions as `GET /api/stores/<id>/sessions` answers them, JSON-serializable
+   * (`sessionkit serve` gives the core's listing). Without it that route is a 404.
+   */
+  listSessions?: () => Promise<unknown>;
 }
 
 export interface ServerOptions {
@@ -106,7 +111,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const id = storeId(store.root, stores);
     const hostPaths = store.hostPaths ?? (nodePath.isAbsolute(store.root) ? { [store.root]: "" } : {});
     const server = createStorageServer(store.storage, { readOnly, paths: SERVED_PATHS, limits: { ...DEFAULT_LIMITS, ...options.limits }, hostPaths });
-    stores.set(id, { id, label: store.label ?? store.root, agent: store.agent, samples: store.samples ?? false, root: store.root, storage: store.storage, server });
+    const listSessions = store.listSessions ? oneAtATime(store.listSessions) : null;
+    stores.set(id, { id, label: store.label ?? store.root, agent: store.agent, samples: store.samples ?? false, root: store.root, storage: store.storage, server, listSessions });
   }
 
   const http = createServer();
@@ -185,4 +191,10 @@ function storeId(root: string, taken: ReadonlyMap<string, unknown>): string {
   let unique = id;
   for (let n = 2; taken.has(unique); n++) unique = `${id}-${n}`;
   return unique;
+}
+
+/** `run`, with calls made while one is under way given that one's answer: pages opened together list a store once. */
+function oneAtATime<T>(run: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () => (running ??= run().finally(() => (running = undefined)));
 }

@@ -27,7 +27,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { chromium, type Browser, type CDPSession, type Page } from "playwright";
 import { build } from "vite";
+import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { startServe } from "../../cli/serve/server.js";
+import { listAllSessions } from "../../src/session/listing.js";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { writeRepeatedSession, type RepeatedSession } from "../../test/shared/repeated-session.js";
 import { ensureViewerSession } from "../../test/shared/viewer-session.js";
@@ -66,7 +68,7 @@ async function serve(root: string, cacheDir: string, viewerDir: string): Promise
 }
 
 /** A fresh page on the served viewer, 1600 px wide (the list docked beside the session), with the session list shown. */
-async function openViewer(browser: Browser, served: Served): Promise<{ page: Page; cdp: CDPSession; close(): Promise<void> }> {
+async function openViewer(browser: Browser, served: Served): Promise<{ page: Page; cdp: CDPSession; listedMs: number; close(): Promise<void> }> {
   const context = await browser.newContext({ viewport: { width: 1600, height: 900 } });
   // tsx (esbuild's keepNames) wraps the named functions of page.evaluate's callbacks in __name(), which pages lack.
   await context.addInitScript("globalThis.__name = (target) => target;");
@@ -76,8 +78,9 @@ async function openViewer(browser: Browser, served: Served): Promise<{ page: Pag
   await page.goto(served.url);
   await page.waitForFunction(() => document.body.dataset.status === "ready" && document.querySelectorAll("#session-list [data-path]").length >= 3, null, { timeout: LIMIT_MS, polling: 100 });
   if ((await page.locator("#tree .tree-node").count()) !== 1) throw new Error(`the viewer did not open the small session first: ${page.url()} ${await page.locator("#session-list").innerText()}`);
-  log(`viewer ready, sessions listed: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return { page, cdp, close: () => context.close() };
+  const listedMs = Date.now() - started;
+  log(`viewer ready, sessions listed: ${secs(listedMs)}`);
+  return { page, cdp, listedMs, close: () => context.close() };
 }
 
 interface Opened {
@@ -258,11 +261,18 @@ export async function runViewerHugeSection(options: ViewerHugeOptions = {}): Pro
     await writeFile(small, `${JSON.stringify({ type: "session", version: 3, id: "viewer-huge-small", timestamp: newest, cwd: "/bench/viewer-huge" })}\n${JSON.stringify({ type: "message", id: "s1", parentId: null, timestamp: newest, message: { role: "user", content: "a small session, opened first", timestamp: Date.parse(newest) } })}\n`);
     await utimes(small, new Date(newest), new Date(newest));
 
+    log("listing the store in this process (the core over node-fs, no catalog) …");
+    const listStarted = performance.now();
+    await listAllSessions(nodeFsStorage({ root }), { catalog: false });
+    const inProcessListMs = performance.now() - listStarted;
+    log(`  ${secs(inProcessListMs)}`);
+
     served = await serve(root, join(work, "cache"), viewerDir);
     browser = await chromium.launch({ executablePath: chromiumExecutable, args: chromiumArgs, headless: true });
 
     // 1. The ~1 GiB session: leaf, whole index, memory.
     let viewer = await openViewer(browser, served);
+    const firstListMs = viewer.listedMs;
     const opened = await clickAndTime(viewer.page, big);
     log(`1 GiB: leaf ${leafText(opened.leafMs)}, indexed ${secs(opened.indexedMs)}, longest task ${opened.longestLoadTaskMs.toFixed(0)} ms`);
     await viewer.page.waitForFunction(() => document.body.dataset.status === "ready", null, { timeout: LIMIT_MS, polling: 500 });
@@ -362,6 +372,16 @@ export async function runViewerHugeSection(options: ViewerHugeOptions = {}): Pro
         verdict: "info",
         key: "viewerHuge.scrollWhileScanning",
         figures: { longestTaskMs: longestOf(early, "ms"), tasksOverTarget: overTarget(early, "ms"), longestTaskCpuMs: longestOf(early, "cpuMs"), tasksOverTargetByCpu: overTarget(early, "cpuMs"), tasks: early.length, scanning },
+      },
+      {
+        name: `the first page over this store (the two sessions, ${mib(big.bytes + many.bytes)}), its listing not yet cached: page opened → the session list shown, against the core listing the store in the bench's own process`,
+        ours: secs(firstListMs),
+        peer: `in process ${secs(inProcessListMs)}`,
+        ratio: ratio(firstListMs / inProcessListMs),
+        target: "—",
+        verdict: "info",
+        key: "viewerHuge.firstList",
+        figures: { ms: firstListMs, inProcessMs: inProcessListMs, storeBytes: big.bytes + many.bytes },
       },
     );
     notes.push(

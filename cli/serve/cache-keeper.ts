@@ -5,6 +5,7 @@
  * cache up to date in the background, one refresh at a time, for the next client. The server's
  * own writes go only below `.sessionkit/`, and stop at a size cap.
  */
+import type { SessionInfo } from "../../src/format/types.js";
 import { StorageError, joinPath, type StoragePort } from "../../src/port.js";
 import { readOnlyStorage } from "../../adapters/read-only.js";
 import { CATALOG_DIR, listAllSessions } from "../../src/session/listing.js";
@@ -16,6 +17,8 @@ import { KIT_DIR } from "../store-cache.js";
 export interface CacheKeeper {
   /** The store as clients are served it: reading (or stat-ing) a cache file asks for that cache to be brought up to date. */
   readonly served: StoragePort;
+  /** The store's sessions, listed by the server (its catalog brought up to date on the way); one listing at a time. */
+  listSessions(): Promise<SessionInfo[]>;
   /** Starts no more refreshes and waits for the one under way. */
   close(): Promise<void>;
 }
@@ -33,11 +36,14 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<void> | undefined;
   let closed = false;
+  let listing: Promise<SessionInfo[]> | undefined;
+  // A page's listing and the catalog's refresh read the same files: one pass serves both.
+  const listSessions = () => (listing ??= listAllSessions(own).finally(() => (listing = undefined)));
 
   const refresh = async (cache: Cache) => {
     // Best effort, as for any client: a cache that cannot be brought up to date is read as it is.
-    if (cache === "catalog") await listAllSessions(own).catch(() => {});
-    else if (cache === "insights") await listAllSessions(own).then((sessions) => readSessionUsage(own, sessions)).catch(() => {});
+    if (cache === "catalog") await listSessions().catch(() => {});
+    else if (cache === "insights") await listSessions().then((sessions) => readSessionUsage(own, sessions)).catch(() => {});
     else await updateSearchIndex(own, GROUP_SOURCES[cache]).catch(() => {});
   };
   const runWanted = () => {
@@ -80,6 +86,7 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
   if (storage.watch) served.watch = storage.watch.bind(storage);
   return {
     served,
+    listSessions,
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -8,8 +8,10 @@
 import { readFile, realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { readOnlyStorage } from "../../adapters/read-only.js";
 import { startServer, type RunningServer, type ServerOptions, type ServerStore } from "../../adapters/server/server.js";
 import type { StoragePort } from "../../src/port.js";
+import { listAllSessions } from "../../src/session/listing.js";
 import { appCspHeader } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
 import { StoreDirectory } from "../store-port.js";
@@ -65,7 +67,9 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     const keeper = !rest.write && (config.cacheDir !== undefined || "storage" in config) ? keepCaches(storage, { maxBytes: maxCacheBytes ?? DEFAULT_MAX_CACHE_BYTES }) : undefined;
     if (keeper) keepers.push(keeper);
     const samples = !("storage" in config) && (await isSampleStore(root));
-    served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths });
+    // The server lists the sessions where their files are (GET …/sessions): a page would fetch every file.
+    const listSessions = keeper?.listSessions ?? (() => listAllSessions(rest.write ? storage : readOnlyStorage(storage)));
+    served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths, listSessions });
   }
   const viewer = viewerDir ? nodePath.resolve(viewerDir) : null;
   const server = await startServer({ ...rest, stores: served, viewer: viewer === null ? null : { dir: viewer, contentSecurityPolicy: await viewerPolicy(viewer) } });

@@ -8,6 +8,7 @@
  */
 import * as z from "zod/mini";
 import { httpStorage, type ServedStore } from "../../../adapters/rpc/http.js";
+import type { SessionInfo } from "../../../src/format/types.js";
 import type { ByteRange, FileStat, StoragePort } from "../../../src/port.js";
 import { searchWithIndex } from "./index-search.js";
 import { TOKEN_KEY, type SessionPrefetch, type StoresAnswer } from "./serve-boot.js";
@@ -41,7 +42,7 @@ export function servedStores(answer: StoresAnswer, token: string | undefined): S
 
 /**
  * Every served store as one read-only (unless served with --write) port; sessions can be followed;
- * search uses the index. The store of `prefetch` answers its first reads of that session from it.
+ * the server lists them (it reads the files where they are); search uses the index. The store of `prefetch` answers its first reads of that session from it.
  */
 export function serveSource({ stores, token }: Served, origin: string = location.origin, prefetch: SessionPrefetch | null = null): PortStoreSource {
   return new PortStoreSource(
@@ -55,11 +56,26 @@ export function serveSource({ stores, token }: Served, origin: string = location
         storage: prefetch?.store === store.id ? withPrefetch(storage, prefetch) : storage,
         writable: !store.readOnly,
         samples: store.samples === true,
+        listSessions: () => listServedSessions(origin, store.id, token),
       };
     }),
     true,
     searchWithIndex,
   );
+}
+
+/**
+ * A store's sessions as its server lists them (`GET api/stores/<id>/sessions`, adapters/rpc/HTTP-API.md):
+ * what SessionManager.listAll would give over the port, without fetching every session file.
+ */
+export async function listServedSessions(origin: string, store: string, token: string | undefined): Promise<SessionInfo[]> {
+  const path = `/api/stores/${encodeURIComponent(store)}/sessions`;
+  const response = await fetch(new URL(path, origin), { headers: token === undefined ? {} : { Authorization: `Bearer ${token}` }, cache: "no-store" });
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+  // JSON carries a Date as its ISO string, an invalid one as null.
+  const listed = (await response.json()) as (Omit<SessionInfo, "created" | "modified"> & { created: string | null; modified: string | null })[];
+  const date = (iso: string | null) => new Date(iso ?? NaN);
+  return listed.map((info) => ({ ...info, created: date(info.created), modified: date(info.modified) }));
 }
 
 /** Prefetched bytes stand for the file only this long after they arrived (as adapters/rpc/http.ts's read-ahead). */

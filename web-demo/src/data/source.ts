@@ -19,6 +19,11 @@ export interface ViewerStore {
   writable: boolean;
   /** Sample sessions (the repository's sample store), not the user's: listed after the user's, never opened first. */
   samples?: boolean;
+  /**
+   * The store's sessions listed where its files are (a server), instead of SessionManager.listAll
+   * reading each file through `storage`.
+   */
+  listSessions?: () => Promise<SessionInfo[]>;
 }
 
 export interface ListedSession extends SessionInfo {
@@ -64,7 +69,8 @@ export type SessionSearch = (source: StoreSource, query: string, options: Sessio
  * A source over stores given as ports: the browser's store (static-mode.ts), an exported file's
  * in-memory store (export-main.ts), and for `sessionkit serve` one http port per served store
  * (serve-source.ts), `live` where sessions can change while viewed (following uses the ports'
- * watch). Listing is SessionManager.listAll per store; search is `search`, when given.
+ * watch). Listing is each store's own `listSessions`, else SessionManager.listAll over its port;
+ * search is `search`, when given.
  */
 export class PortStoreSource implements StoreSource {
   readonly kind;
@@ -80,9 +86,13 @@ export class PortStoreSource implements StoreSource {
   }
 
   async listSessions(): Promise<ListedSession[]> {
-    // Loaded with the first list (after the first session is shown: app.ts), not with the page.
-    const { SessionManager } = await import("../../../src/session/session-manager.js");
-    const lists = await Promise.all(this.stores.map(async (store) => (await SessionManager.listAll(store.storage)).map((info) => ({ ...info, storeId: store.id }))));
+    const listAll = async (store: ViewerStore) => {
+      if (store.listSessions) return store.listSessions();
+      // Loaded with the first list (after the first session is shown: app.ts), not with the page.
+      const { SessionManager } = await import("../../../src/session/session-manager.js");
+      return SessionManager.listAll(store.storage);
+    };
+    const lists = await Promise.all(this.stores.map(async (store) => (await listAll(store)).map((info) => ({ ...info, storeId: store.id }))));
     const samples = new Set(this.stores.filter((store) => store.samples).map((store) => store.id));
     const group = (session: ListedSession) => (samples.has(session.storeId) ? 1 : 0);
     return lists.flat().sort((a, b) => group(a) - group(b) || b.modified.getTime() - a.modified.getTime());
