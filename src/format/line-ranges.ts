@@ -19,6 +19,8 @@ export interface LineRangesOptions {
   rangeBytes: number;
   /** Reads asked for before the range being handled is done. */
   readAhead: number;
+  /** The file offset to start at, a line's start (a file read on from where an earlier pass stopped); default 0. */
+  start?: number;
   /**
    * Handles the lines of `bytes` from `from` (file offset `offset`) up to its last "\n" and
    * returns where the unfinished last line starts (`bytes.length` when there is none).
@@ -45,14 +47,15 @@ export interface LineRanges {
 export async function readLineRanges(storage: StoragePort, path: string, options: LineRangesOptions): Promise<LineRanges> {
   const { size, rangeBytes } = options;
   const reads: Array<Promise<Uint8Array | null>> = [];
-  let requested = 0;
+  const start = options.start ?? 0;
+  let requested = start;
   const readAhead = () => {
     reads.push(storage.read(path, { offset: requested, length: rangeBytes }));
     requested += rangeBytes;
   };
   readAhead();
   /** File offset of the first byte not yet part of a handled line. */
-  let lineStart = 0;
+  let lineStart = start;
   let carry: Uint8Array[] = [];
   let missing = false;
   try {
@@ -61,7 +64,7 @@ export async function readLineRanges(storage: StoragePort, path: string, options
       const chunk = await reads.shift()!;
       options.onRead?.();
       if (chunk === null) {
-        missing = lineStart === 0 && carry.length === 0;
+        missing = lineStart === start && carry.length === 0;
         break;
       }
       if (chunk.length === 0) break;

@@ -24,9 +24,20 @@ export interface MessageLineHead {
    */
   toolCallIdStart: number;
   toolCallIdEnd: number;
+  /** Where the message's own `timestamp` number is (the last one, as JSON.parse keeps it), or -1 when it has none. */
+  messageTimestampStart: number;
+  messageTimestampEnd: number;
+  /**
+   * The message's `content` (the last one): absent, a string, an array with no `null` item, or
+   * anything else (an object, a number, an array holding a `null`): what a listing's text extraction
+   * needs to know to take the line without parsing it (session-info.ts throws on the last kind).
+   */
+  content: MessageContentShape;
   /** The index of the line's "\n". */
   end: number;
 }
+
+type MessageContentShape = "absent" | "string" | "array" | "other";
 
 /** How a dialect spells a message line: the parent key, and the top-level keys that refuse a proof. */
 export interface MessageLineShape {
@@ -81,6 +92,7 @@ const FALSE = encoder.encode("false");
 const ROLE = encoder.encode("role");
 const TIMESTAMP = encoder.encode("timestamp");
 const TOOL_CALL_ID = encoder.encode("toolCallId");
+const CONTENT = encoder.encode("content");
 
 /** Strings read into the head are short; a longer one is left to the full parse. */
 const MAX_PLAIN = 1024;
@@ -94,6 +106,12 @@ const enum State {
   Value,
   Key,
   AfterValue,
+}
+
+const enum Pending {
+  None,
+  ToolCallId,
+  Content,
 }
 
 /** Open containers of the line being checked (reused: one line is checked at a time). */
@@ -136,6 +154,9 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
     mayBeBlobRef(bytes, idStart) || (parentStart >= 0 && mayBeBlobRef(bytes, parentStart)) || mayBeBlobRef(bytes, timestampStart) || mayBeBlobRef(bytes, roleStart);
   toolCallIdStart = -1;
   toolCallIdEnd = -1;
+  messageTimestampStart = -1;
+  messageTimestampEnd = -1;
+  content = "absent";
   const end = checkRest(bytes, view, roleEnd + 1, limit, shape.refusedKeys);
   if (end < 0) return null;
   return {
@@ -147,6 +168,9 @@ export function readMessageLine(bytes: Uint8Array, view: DataView, start: number
     blobRef: sawBlobRef,
     toolCallIdStart,
     toolCallIdEnd,
+    messageTimestampStart,
+    messageTimestampEnd,
+    content,
     end,
   };
 }
@@ -164,6 +188,10 @@ let sawBlobRef = false;
 /** The message's last `toolCallId` in the line checked last (see MessageLineHead). */
 let toolCallIdStart = -1;
 let toolCallIdEnd = -1;
+/** The message's timestamp and content in the line checked last (see MessageLineHead). */
+let messageTimestampStart = -1;
+let messageTimestampEnd = -1;
+let content: MessageContentShape = "absent";
 
 /**
  * Checks the line from just after the message's role value (inside the message object, inside the
@@ -175,8 +203,10 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
   containers[1] = OBJECT;
   let inMessage = true;
   let state = State.AfterValue;
-  /** The value about to be read is the message's toolCallId. */
-  let toolCallId = false;
+  /** The value about to be read is the message's toolCallId, or its content, or neither. */
+  let pending = Pending.None;
+  /** The depth inside the message's content array (its items are at this depth), or -1. */
+  let contentDepth = -1;
   for (;;) {
     let c = b[i];
     while (c === 0x20 || c === 0x09 || c === 0x0d) c = b[++i];
@@ -188,6 +218,7 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
         i++;
         depth--;
         if (depth === 1) inMessage = false;
+        if (depth < contentDepth) contentDepth = -1;
         if (depth === 0) break;
       } else {
         return -1;
@@ -216,17 +247,26 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
           while (c === 0x20 || c === 0x09 || c === 0x0d) c = b[++i];
           const numberEnd = jsonNumberEnd(b, i);
           if (numberEnd < 0 || !Number.isFinite(Number(ascii(b, i, numberEnd)))) return -1;
+          messageTimestampStart = i;
+          messageTimestampEnd = numberEnd;
           i = numberEnd;
           state = State.AfterValue;
-        } else if (equalBytes(b, keyStart, keyEnd, TOOL_CALL_ID)) toolCallId = true;
+        } else if (equalBytes(b, keyStart, keyEnd, TOOL_CALL_ID)) pending = Pending.ToolCallId;
+        else if (equalBytes(b, keyStart, keyEnd, CONTENT)) pending = Pending.Content;
       }
     } else {
       // State.Value
-      if (toolCallId) {
-        // A later toolCallId replaces this one, as in JSON.parse; one that is no string is none.
-        toolCallIdStart = c === QUOTE ? i + 1 : -1;
-        toolCallIdEnd = -1;
-        toolCallId = false;
+      if (pending !== Pending.None) {
+        // A later toolCallId or content replaces this one, as in JSON.parse.
+        if (pending === Pending.ToolCallId) {
+          // One that is no string is none.
+          toolCallIdStart = c === QUOTE ? i + 1 : -1;
+          toolCallIdEnd = -1;
+        } else {
+          content = c === QUOTE ? "string" : c === LBRACKET ? "array" : "other";
+          if (c === LBRACKET) contentDepth = depth + 1;
+        }
+        pending = Pending.None;
       }
       if (c === QUOTE) {
         const next = b[i + 1];
@@ -250,6 +290,7 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
         if (c === (containers[depth - 1] === OBJECT ? RBRACE : RBRACKET)) {
           i++;
           depth--;
+          if (depth < contentDepth) contentDepth = -1;
           state = State.AfterValue;
         } else {
           state = containers[depth - 1] === OBJECT ? State.Key : State.Value;
@@ -261,6 +302,7 @@ function checkRest(b: Uint8Array, view: DataView, i: number, end: number, refuse
       } else {
         const literal = c === 0x74 ? TRUE : c === 0x66 ? FALSE : c === 0x6e ? NULL : null;
         if (literal === null) return -1;
+        if (literal === NULL && depth === contentDepth) content = "other"; // a null item: its text cannot be read
         i = matchBytes(b, i, end, literal);
         if (i < 0) return -1;
         state = State.AfterValue;

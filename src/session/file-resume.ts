@@ -7,7 +7,9 @@
  */
 import { bytesToBase64 } from "../blobs/base64.js";
 import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
-import { scanJsonl, type LineSpan } from "../format/jsonl-reader.js";
+import { decodeLines, lineDecoder, parseLine, parseTail, scanJsonl, type LineProblem, type LineSpan } from "../format/jsonl-reader.js";
+import { readLineRanges } from "../format/line-ranges.js";
+import { messageLineShape, readMessageLine, type MessageLineHead } from "../format/message-line.js";
 import type { StoragePort } from "../port.js";
 
 /** How far a file was read, and what it looked like then. JSON-serializable. */
@@ -36,6 +38,19 @@ const HEADER_PROBE_BYTES = 64 * 1024;
 
 /** Bytes read first for a header: pi's are a few hundred bytes. */
 const HEADER_FIRST_READ = 4096;
+/** Bytes per read, and reads asked for ahead, when message lines are taken from their bytes (as the lazy open reads). */
+const RANGE_BYTES = 4 * 1024 * 1024;
+const READ_AHEAD = 3;
+const NEWLINE = 0x0a;
+const LBRACE = 0x7b;
+
+/**
+ * Takes a message line of a pi-dialect file from its bytes, proved valid (format/message-line.ts),
+ * instead of its record: true when it did, false to have the line parsed and given to `onRecord`.
+ */
+export type MessageLineTaker = (head: MessageLineHead, bytes: Uint8Array, start: number) => boolean;
+
+const PI_MESSAGE_LINE = messageLineShape("parentId");
 
 /** The first line of a file, read with a bounded range; "" when there is none within the bound. */
 export async function readFirstLine(storage: StoragePort, path: string): Promise<string> {
@@ -90,6 +105,7 @@ export async function readSince(
   previous: ReadPoint | undefined,
   onStart: (fromStart: boolean) => void,
   onRecord: (record: Record<string, unknown>, at: LineSpan) => void,
+  takeMessageLine?: MessageLineTaker,
 ): Promise<ReadPass | null> {
   const header = await readFirstLine(storage, path);
   const resume =
@@ -100,11 +116,57 @@ export async function readSince(
   const start = resume ? previous.offset : 0;
   onStart(!resume);
   const dialect = dialectOfLine(header);
-  const scan = await scanJsonl(storage, path, (record, _line, _text, at) => onRecord(decode(dialect, record), at), { offset: start });
+  const decoded = (record: Record<string, unknown>, at: LineSpan) => onRecord(decode(dialect, record), at);
+  const scan = takeMessageLine && dialect === "pi" ? await scanTakingMessageLines(storage, path, file.size, start, decoded, takeMessageLine) : await scanJsonl(storage, path, (record, _line, _text, at) => decoded(record, at), { offset: start });
   if (scan === null) return null;
   // A complete last line without "\n" is already read: resume after it (whoever appends next
   // starts with a newline or glues a line, and both read right from there).
   const offset = scan.tail.kind === "missing-newline" ? scan.bytes : scan.completeBytes;
   const point = { size: file.size, mtimeMs: file.mtimeMs, offset, header, fingerprint: await fingerprintAt(storage, path, offset) };
   return { point, fromStart: !resume, bytesRead: scan.bytes - start };
+}
+
+/**
+ * scanJsonl's pass over a file from `start`, each provable message line offered to `take` from its
+ * bytes first (neither decoded nor parsed when taken); every other line, and the tail, as scanJsonl
+ * reads them.
+ */
+async function scanTakingMessageLines(
+  storage: StoragePort,
+  path: string,
+  size: number,
+  start: number,
+  onRecord: (record: Record<string, unknown>, at: LineSpan) => void,
+  take: MessageLineTaker,
+): Promise<{ bytes: number; completeBytes: number; tail: { kind: string } } | null> {
+  const decoder = lineDecoder();
+  const problems: LineProblem[] = [];
+  let line = 0;
+  const parsed = (record: Record<string, unknown>, _line: number, _text: string, at: LineSpan) => onRecord(record, at);
+  const onLines = (bytes: Uint8Array, from: number, offset: number): number => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    while (from < bytes.length) {
+      if (bytes[from] === LBRACE) {
+        const head = readMessageLine(bytes, view, from, bytes.length, PI_MESSAGE_LINE);
+        if (head && take(head, bytes, from)) {
+          line++;
+          offset += head.end + 1 - from;
+          from = head.end + 1;
+          continue;
+        }
+      }
+      const newline = bytes.indexOf(NEWLINE, from);
+      if (newline < 0) break;
+      line++;
+      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
+      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, parsed, problems);
+      offset += newline + 1 - from;
+      from = newline + 1;
+    }
+    return from;
+  };
+  const ranges = await readLineRanges(storage, path, { size, start, rangeBytes: RANGE_BYTES, readAhead: READ_AHEAD, onLines, stopped: () => false });
+  if (ranges.missing) return null;
+  const tail = ranges.tail ? parseTail(decoder, ranges.tail, ranges.completeBytes, line + 1, parsed, problems) : { kind: "clean" };
+  return { bytes: ranges.completeBytes + (ranges.tail?.length ?? 0), completeBytes: ranges.completeBytes, tail };
 }

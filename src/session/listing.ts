@@ -10,7 +10,7 @@ import type { SessionInfo } from "../format/types.js";
 import { joinPath, type DirEntry, type StoragePort } from "../port.js";
 import { isUnchanged, readFirstLine, readSince, type ReadPoint } from "./file-resume.js";
 import { sameCwd, SESSIONS_DIR, storeSessionDir, type StoreLayout } from "./paths.js";
-import { addRecord, emptySummary, toSessionInfo, type FullText, type SessionSummary } from "./session-info.js";
+import { addMessageLine, addRecord, emptySummary, toSessionInfo, type FullText, type SessionSummary } from "./session-info.js";
 
 /**
  * How {@link listSessions} and {@link listAllSessions} (and `SessionManager.list`) read a store.
@@ -93,6 +93,8 @@ async function refreshEntry(storage: StoragePort, path: string, file: DirEntry, 
     previous,
     (fromStart) => void (summary = fromStart || !previous ? emptySummary() : structuredClone(previous.summary)),
     (record) => addRecord(summary, record),
+    // Most lines are messages: taken from their bytes, a file is listed without decoding and parsing them.
+    (head, bytes) => addMessageLine(summary, head, bytes),
   );
   return pass && { ...pass.point, summary };
 }

@@ -4,6 +4,7 @@
  * one per session: the first message, the name and oh-my-pi's title and short summary are capped,
  * and the text of all messages (pi's allMessagesText) is collected only when asked for (`FullText`).
  */
+import { ascii, type MessageLineHead } from "../format/message-line.js";
 import type { SessionInfo } from "../format/types.js";
 
 /** Characters of the first user message a summary keeps (pi's picker shows one line of it). */
@@ -88,6 +89,26 @@ export function addRecord(summary: SessionSummary, record: Record<string, unknow
     if (!full.firstMessage && message.role === "user") full.firstMessage = text;
   }
   if (!summary.firstMessage && message.role === "user") summary.firstMessage = text.slice(0, FIRST_MESSAGE_CAP);
+}
+
+/**
+ * Adds a message line proved from its bytes (`bytes`: format/message-line.ts) exactly as addRecord
+ * would add its record, without decoding or parsing it. Returns false, adding nothing, when that
+ * needs the message's text: a user message while the first one is not found yet, or a content
+ * whose text cannot be read (addRecord marks the file invalid then). The caller parses those.
+ */
+export function addMessageLine(summary: SessionSummary, head: MessageLineHead, bytes: Uint8Array): boolean {
+  const talks = head.role === "user" || head.role === "assistant";
+  if (summary.valid && talks && head.content !== "absent" && (head.content === "other" || (head.role === "user" && !summary.firstMessage))) return false;
+  summary.records++;
+  // A message as the first record: no header, the file is no session (addRecord's first test).
+  if (summary.records === 1 || !summary.valid) return true;
+  summary.messageCount++;
+  if (!talks || head.content === "absent") return true;
+  const time =
+    head.messageTimestampStart >= 0 ? Number(ascii(bytes, head.messageTimestampStart, head.messageTimestampEnd)) : new Date(ascii(bytes, head.timestampStart, head.timestampEnd)).getTime();
+  if (!Number.isNaN(time)) summary.lastActivityTime = Math.max(summary.lastActivityTime ?? 0, time);
+  return true;
 }
 
 function extractText(content: unknown): string {

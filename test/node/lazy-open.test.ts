@@ -189,7 +189,21 @@ describe("readMessageLine", () => {
   it("reads the head of a line pi wrote, where the line ends, and whether it may hold a blob ref", () => {
     const line = '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"image","data":"blob:sha256:00","mimeType":"image/png"}],"timestamp":1}}';
     const timestampStart = line.indexOf("2026");
-    expect(read(line)).toEqual({ id: "a1", parentId: null, timestampStart, timestampEnd: timestampStart + 24, role: "user", blobRef: true, toolCallIdStart: -1, toolCallIdEnd: -1, end: encoder.encode(line).length });
+    const messageTimestampStart = line.lastIndexOf(":1}}") + 1;
+    expect(read(line)).toEqual({
+      id: "a1",
+      parentId: null,
+      timestampStart,
+      timestampEnd: timestampStart + 24,
+      role: "user",
+      blobRef: true,
+      toolCallIdStart: -1,
+      toolCallIdEnd: -1,
+      messageTimestampStart,
+      messageTimestampEnd: messageTimestampStart + 1,
+      content: "array",
+      end: encoder.encode(line).length,
+    });
     expect(read(line.replace("blob:", "blab:"))?.blobRef).toBe(false);
     // Escapes: only a \u escape can spell a character of the prefix.
     expect(read(line.replace('"blob:', '"\\u0062lob:'))?.blobRef).toBe(true);
@@ -201,6 +215,29 @@ describe("readMessageLine", () => {
     expect(read(line.replace('"parentId":null', '"parentId":"p0"'))?.parentId).toBe("p0");
   });
 
+
+  it("reads the message's own timestamp (the last, as JSON.parse keeps it) and what its content is: absent, a string, an array with no null item, or other", () => {
+    const head = '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user"';
+    const of = (rest: string) => {
+      const found = read(head + rest);
+      return found && { content: found.content, timestamp: found.messageTimestampStart < 0 ? null : (head + rest).slice(found.messageTimestampStart, found.messageTimestampEnd) };
+    };
+    expect(of("}}")).toEqual({ content: "absent", timestamp: null });
+    expect(of(',"content":"hi","timestamp":12}}')).toEqual({ content: "string", timestamp: "12" });
+    expect(of(',"timestamp":1,"content":[{"type":"text","text":"a"},"x",3,[null]],"timestamp":-2.5e3}}')).toEqual({ content: "array", timestamp: "-2.5e3" });
+    expect(of(',"content":[]}}')).toEqual({ content: "array", timestamp: null });
+    expect(of(',"content":[{"type":"text"},null]}}')).toEqual({ content: "other", timestamp: null });
+    expect(of(',"content":[],"x":[null]}}')).toEqual({ content: "array", timestamp: null });
+    expect(of(',"content":{"text":"a"}}}')).toEqual({ content: "other", timestamp: null });
+    expect(of(',"content":null}}')).toEqual({ content: "other", timestamp: null });
+    expect(of(',"content":7}}')).toEqual({ content: "other", timestamp: null });
+    // The last content counts, as the last key does in JSON.parse.
+    expect(of(',"content":null,"content":"ok"}}')).toEqual({ content: "string", timestamp: null });
+    expect(of(',"content":"ok","content":[null]}}')).toEqual({ content: "other", timestamp: null });
+    // A "content" or "timestamp" outside the message is not the message's.
+    expect(of('},"content":3,"x":{"timestamp":5}}')).toEqual({ content: "absent", timestamp: null });
+    expect(of(',"meta":{"content":null,"timestamp":"x"}}}')).toEqual({ content: "absent", timestamp: null });
+  });
   it("leaves other field orders and other entry types to the full parse", () => {
     expect(read('{"id":"a1","type":"message","parentId":null,"timestamp":"t","message":{"role":"user"}}')).toBeNull();
     expect(read('{"type":"label","id":"a1","parentId":null,"timestamp":"t","targetId":"x"}')).toBeNull();
