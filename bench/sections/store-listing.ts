@@ -11,6 +11,7 @@ import { mountedStorage } from "../../adapters/mounted.js";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { readingStorage, storeCacheDir } from "../../cli/store-cache.js";
 import { SessionManager, StorageError, type SessionInfo, type StoragePort } from "../../src/index.js";
+import { CATALOG_DIR } from "../../src/session/listing.js";
 import { LIST_CWD, LIST_ROOT, SCRATCH_DIR, ensureListSessions } from "../lib/data.js";
 import { formatMs, interleave, type Case, type Sample } from "../lib/measure.js";
 import { ratio, verdict, type Row } from "../lib/report.js";
@@ -29,6 +30,9 @@ export async function benchStoreListing(runs: number): Promise<{ rows: Row[]; no
   const writableCache = { XDG_CACHE_HOME: join(SCRATCH_DIR, "store-listing-cache-writable") };
   const readOnlyCache = { XDG_CACHE_HOME: join(SCRATCH_DIR, "store-listing-cache-read-only") };
   for (const env of [writableCache, readOnlyCache]) rmSync(env.XDG_CACHE_HOME, { recursive: true, force: true });
+  // The folder's own catalog, left by the listing section (a writable port), would make the
+  // no-mount case warm: with none there, every call of it is cold, as this row says.
+  rmSync(join(LIST_ROOT, CATALOG_DIR), { recursive: true, force: true });
   mkdirSync(home, { recursive: true });
 
   const writable = await readingStorage(LIST_ROOT, writableCache, home);
