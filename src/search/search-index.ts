@@ -207,6 +207,8 @@ export class SearchIndex {
       const insertDoc = db.prepare("INSERT INTO docs(file, kind, part, line_offset, line_length) VALUES (?, ?, ?, ?, ?)");
       const insertText = db.prepare("INSERT INTO fts(rowid, text) VALUES (last_insert_rowid(), ?)");
       const sources = GROUP_SOURCES[this.group];
+      // The roles whose messages give texts of this group's sources (text.ts's entryTexts).
+      const indexedRoles = new Set(KINDS.filter((kind) => sources.includes(kind.source)).map((kind) => kind.role));
       try {
         for (const { dir, files } of listings) {
           for (const file of files) {
@@ -246,6 +248,8 @@ export class SearchIndex {
                     insertText.bind([indexedText(text.text)]).stepReset();
                   }
                 },
+                // A message line whose role has no text of this group's is skipped from its bytes, not parsed.
+                (head) => !atStart && !indexedRoles.has(head.role),
               );
               if (!pass) throw new Error("gone");
               db.exec({
