@@ -7,7 +7,7 @@
  */
 import { bytesToBase64 } from "../blobs/base64.js";
 import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
-import { decodeLines, lineDecoder, parseLine, parseTail, scanJsonl, type LineProblem, type LineSpan } from "../format/jsonl-reader.js";
+import { decodeLines, lineDecoder, parseLine, parseTail, scanJsonl, type JsonlTail, type LineProblem, type LineSpan } from "../format/jsonl-reader.js";
 import { readLineRanges } from "../format/line-ranges.js";
 import { messageLineShape, readMessageLine, type MessageLineHead } from "../format/message-line.js";
 import type { StoragePort } from "../port.js";
@@ -48,7 +48,7 @@ const LBRACE = 0x7b;
  * Takes a message line of a pi-dialect file from its bytes, proved valid (format/message-line.ts),
  * instead of its record: true when it did, false to have the line parsed and given to `onRecord`.
  */
-export type MessageLineTaker = (head: MessageLineHead, bytes: Uint8Array, start: number) => boolean;
+export type MessageLineTaker = (head: MessageLineHead, bytes: Uint8Array) => boolean;
 
 const PI_MESSAGE_LINE = messageLineShape("parentId");
 
@@ -138,7 +138,7 @@ async function scanTakingMessageLines(
   start: number,
   onRecord: (record: Record<string, unknown>, at: LineSpan) => void,
   take: MessageLineTaker,
-): Promise<{ bytes: number; completeBytes: number; tail: { kind: string } } | null> {
+): Promise<{ bytes: number; completeBytes: number; tail: JsonlTail } | null> {
   const decoder = lineDecoder();
   const problems: LineProblem[] = [];
   let line = 0;
@@ -148,7 +148,7 @@ async function scanTakingMessageLines(
     while (from < bytes.length) {
       if (bytes[from] === LBRACE) {
         const head = readMessageLine(bytes, view, from, bytes.length, PI_MESSAGE_LINE);
-        if (head && take(head, bytes, from)) {
+        if (head && take(head, bytes)) {
           line++;
           offset += head.end + 1 - from;
           from = head.end + 1;
@@ -167,6 +167,6 @@ async function scanTakingMessageLines(
   };
   const ranges = await readLineRanges(storage, path, { size, start, rangeBytes: RANGE_BYTES, readAhead: READ_AHEAD, onLines, stopped: () => false });
   if (ranges.missing) return null;
-  const tail = ranges.tail ? parseTail(decoder, ranges.tail, ranges.completeBytes, line + 1, parsed, problems) : { kind: "clean" };
+  const tail: JsonlTail = ranges.tail ? parseTail(decoder, ranges.tail, ranges.completeBytes, line + 1, parsed, problems) : { kind: "clean" };
   return { bytes: ranges.completeBytes + (ranges.tail?.length ?? 0), completeBytes: ranges.completeBytes, tail };
 }
