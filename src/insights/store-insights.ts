@@ -151,6 +151,13 @@ async function refresh(storage: StoragePort, path: string, file: DirEntry, previ
     previous,
     (fromStart) => void (usage = fromStart || !previous ? emptyFileUsage() : structuredClone(previous.usage)),
     (record) => addRecord(usage, record, dialect),
+    // Only assistant messages carry usage: any other message line is counted from its bytes, not
+    // parsed (counted, so a header after it is no first record: the file stays invalid, as parsed).
+    (head) => {
+      if (head.role === "assistant") return false;
+      usage.records++;
+      return true;
+    },
   );
   return pass && { ...pass.point, usage };
 }

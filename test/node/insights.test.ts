@@ -396,6 +396,30 @@ describe("usage across sessions", () => {
     expect(matchesQuery(listed, "cart payment")).toBe(false);
   });
 
+  it("reads a file whose message lines it skips from their bytes (compact, as pi writes them) to the same figures as one whose lines it must parse", async () => {
+    const { storage, sessions } = await store();
+    const spaced = memoryStorage();
+    for (const { path } of sessions) {
+      const text = new TextDecoder().decode((await storage.read(path))!);
+      // "{ " before each line's first key: no line is proved, every one is parsed.
+      await spaced.write(path, encoder.encode(text.replace(/^\{/gm, "{ ")));
+    }
+    const infos = await SessionManager.listAll(storage);
+    const usage = await readSessionUsage(storage, infos, { cache: false });
+    expect(usage.reduce((n, session) => n + session.assistantMessages, 0)).toBeGreaterThan(0);
+    expect(await readSessionUsage(spaced, infos, { cache: false })).toEqual(usage);
+    // A tool result's line before the header: no session, whether that line is skipped or parsed.
+    const [header, ...rest] = new TextDecoder().decode((await storage.read(infos[0]!.path))!).split("\n");
+    const toolLine = rest.find((line) => line.includes('"role":"toolResult"'))!;
+    const headerless = async (first: string) => {
+      const one = memoryStorage();
+      await one.write(infos[0]!.path, encoder.encode(`${first}\n${header}\n${rest.join("\n")}`));
+      return readSessionUsage(one, [infos[0]!], { cache: false });
+    };
+    expect(await headerless(toolLine)).toEqual([]);
+    expect(await headerless(`{ ${toolLine.slice(1)}`)).toEqual([]);
+  });
+
   it("keeps each file's usage in .sessionkit/insights: an unchanged store is not read again, a grown file only from where it was read, a rewritten one in full", async () => {
     const { storage } = await store();
     const infos = await SessionManager.listAll(storage);
