@@ -150,6 +150,23 @@ test("the list across stores: each store by agent and place, every session of ea
   await expect(entries(page).last()).toContainText("Zebras sleep standing up");
 });
 
+test("while the server lists the stores (a first listing of large ones takes seconds), the list and the page say so; the newest session opens once it is done", async ({ page }) => {
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/stores/*/sessions", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(serveUrl.href);
+  await expect(page.locator("#session-list")).toContainText("Listing sessions…");
+  await expect(page.locator("[role=status]", { hasText: "Listing sessions…" })).toBeVisible();
+  release();
+  await settled(page);
+  await expect(page.locator("#session-list")).not.toContainText("Listing sessions…");
+  await expect(page.locator(".list-count")).toHaveText(`${3 + SAMPLE_STORE_SESSIONS} of ${3 + SAMPLE_STORE_SESSIONS} sessions`);
+  await expect(entries(page).first()).toBeVisible();
+});
+
 test("opening a session: the sample's header figures, every filter, search in the session", async ({ page }) => {
   await openSample(page);
   await checkSampleSession(page);

@@ -262,6 +262,9 @@ export class ViewerApp {
    */
   async start(): Promise<void> {
     const opened = readLink().path !== null && readInsightsLink() === null && (await this.#followAddress());
+    // A store of many or large sessions takes a while to list the first time: say so meanwhile.
+    this.#list.replaceChildren(el("p", { class: "list-count" }, "Listing sessions…"));
+    if (!opened) this.#sessionPane.replaceChildren(el("div", { class: "loading" }, el("p", { role: "status" }, "Listing sessions…")));
     await this.refreshList();
     if (!opened && !(await this.#followAddress())) {
       const first = this.#sessions[0];
