@@ -174,6 +174,27 @@ export function decodeLines(decoder: TextDecoder, bytes: Uint8Array, offset: num
   return offset === 0 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * Parses the line of `bytes` that starts at `from` (file offset `offset`), line number `line`, as
+ * scanJsonl does: the readers that prove some lines from their bytes hand it the others. Returns
+ * the index after its "\n", or -1 when no "\n" follows (not a line yet).
+ */
+export function parseLineAt(
+  decoder: TextDecoder,
+  bytes: Uint8Array,
+  from: number,
+  offset: number,
+  line: number,
+  onRecord: (value: Record<string, unknown>, line: number, text: string, at: LineSpan) => void,
+  problems: LineProblem[],
+): number {
+  const newline = bytes.indexOf(NEWLINE, from);
+  if (newline < 0) return -1;
+  const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
+  if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, onRecord, problems);
+  return newline + 1;
+}
+
 /** Parses one line; returns false when nothing could be recovered from it. */
 export function parseLine(
   text: string,

@@ -7,7 +7,7 @@
 import type { StoragePort } from "../port.js";
 import { recordHoldsBlobRef } from "../blobs/blob-store.js";
 import { decodeHeader, entryReader, readSessionFile, sortByLine, type EntryReader, type LoadedSessionFile } from "./session-file.js";
-import { decodeLines, lineDecoder, parseLine, parseTail, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
+import { lineDecoder, parseLineAt, parseTail, type JsonlTail, type LineProblem } from "./jsonl-reader.js";
 import { detectDialect, keyInDialect, rejectedKeys, type SessionDialect } from "./dialect.js";
 import { headerVersion } from "./migrate.js";
 import { readLineRanges } from "./line-ranges.js";
@@ -31,7 +31,6 @@ interface LazySessionFile extends Omit<LoadedSessionFile, "entries" | "entryLine
 
 export type LazySessionFileRead = { kind: "missing" } | { kind: "empty" } | LazySessionFile;
 
-const NEWLINE = 0x0a;
 const LBRACE = 0x7b;
 const CHUNK = 4 * 1024 * 1024;
 /** Ranges asked for before the one being checked is done: a port's read is a round trip, and on a busy machine each one waits its turn. */
@@ -108,15 +107,13 @@ export async function readSessionFileLazily(storage: StoragePort, path: string, 
           continue;
         }
       }
-      const newline = bytes.indexOf(NEWLINE, from);
-      if (newline < 0) {
+      const next = parseLineAt(decoder, bytes, from, offset, line, onRecord, scanProblems);
+      if (next < 0) {
         line--; // not a line yet
         break;
       }
-      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
-      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, onRecord, scanProblems);
-      offset += newline + 1 - from;
-      from = newline + 1;
+      offset += next - from;
+      from = next;
     }
     return from;
   };

@@ -7,7 +7,7 @@
  */
 import { bytesToBase64 } from "../blobs/base64.js";
 import { decodeRecord, DialectError, detectDialect, type SessionDialect } from "../format/dialect.js";
-import { decodeLines, lineDecoder, parseLine, parseTail, scanJsonl, type JsonlTail, type LineProblem, type LineSpan } from "../format/jsonl-reader.js";
+import { lineDecoder, parseLineAt, parseTail, scanJsonl, type JsonlTail, type LineProblem, type LineSpan } from "../format/jsonl-reader.js";
 import { readLineRanges } from "../format/line-ranges.js";
 import { messageLineShape, readMessageLine, type MessageLineHead } from "../format/message-line.js";
 import type { StoragePort } from "../port.js";
@@ -41,7 +41,6 @@ const HEADER_FIRST_READ = 4096;
 /** Bytes per read, and reads asked for ahead, when message lines are taken from their bytes (as the lazy open reads). */
 const RANGE_BYTES = 4 * 1024 * 1024;
 const READ_AHEAD = 3;
-const NEWLINE = 0x0a;
 const LBRACE = 0x7b;
 
 /**
@@ -146,22 +145,22 @@ async function scanTakingMessageLines(
   const onLines = (bytes: Uint8Array, from: number, offset: number): number => {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     while (from < bytes.length) {
+      line++;
       if (bytes[from] === LBRACE) {
         const head = readMessageLine(bytes, view, from, bytes.length, PI_MESSAGE_LINE);
         if (head && take(head, bytes)) {
-          line++;
           offset += head.end + 1 - from;
           from = head.end + 1;
           continue;
         }
       }
-      const newline = bytes.indexOf(NEWLINE, from);
-      if (newline < 0) break;
-      line++;
-      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
-      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, parsed, problems);
-      offset += newline + 1 - from;
-      from = newline + 1;
+      const next = parseLineAt(decoder, bytes, from, offset, line, parsed, problems);
+      if (next < 0) {
+        line--; // not a line yet
+        break;
+      }
+      offset += next - from;
+      from = next;
     }
     return from;
   };

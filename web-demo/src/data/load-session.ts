@@ -26,7 +26,7 @@ import { headerVersion } from "../../../src/format/migrate.js";
 import { messageLineShape, readMessageLine, type MessageLineHead, type MessageLineShape } from "../../../src/format/message-line.js";
 import { readLineRanges } from "../../../src/format/line-ranges.js";
 import { parentDir, type StoragePort } from "../../../src/port.js";
-import { decodeLines, lineDecoder, parseLine, scanJsonl, type LineProblem } from "../../../src/format/jsonl-reader.js";
+import { decodeLines, lineDecoder, parseLine, parseLineAt, scanJsonl, type LineProblem } from "../../../src/format/jsonl-reader.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { LineEntry, SessionModel } from "../model/session-model.js";
 import { afterRole, skimAssistant, toolCallIdAt } from "./line-skim.js";
@@ -175,15 +175,13 @@ export async function loadSession(storage: StoragePort, path: string, options: L
           continue;
         }
       }
-      const newline = bytes.indexOf(NEWLINE, from);
-      if (newline < 0) {
+      const next = parseLineAt(decoder, bytes, from, offset, line, onRecord, scanProblems);
+      if (next < 0) {
         line--; // not a line yet
         break;
       }
-      const text = decodeLines(decoder, bytes.subarray(from, newline), offset);
-      if (text.trim() !== "") parseLine(text, line, { offset, length: newline - from }, onRecord, scanProblems);
-      offset += newline + 1 - from;
-      from = newline + 1;
+      offset += next - from;
+      from = next;
     }
     return from;
   };

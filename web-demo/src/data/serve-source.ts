@@ -42,7 +42,8 @@ export function servedStores(answer: StoresAnswer, token: string | undefined): S
 
 /**
  * Every served store as one read-only (unless served with --write) port; sessions can be followed;
- * the server lists them (it reads the files where they are); search uses the index. The store of `prefetch` answers its first reads of that session from it.
+ * the server lists them (it reads the files where they are); search uses the index. The store of
+ * `prefetch` answers its first reads of that session from it.
  */
 export function serveSource({ stores, token }: Served, origin: string = location.origin, prefetch: SessionPrefetch | null = null): PortStoreSource {
   return new PortStoreSource(
