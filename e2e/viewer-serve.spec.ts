@@ -358,10 +358,12 @@ test("search across sessions uses each store's index, kept in the cache dir; hit
   await expect(page.locator("#messages .entry.target .tool-output")).toContainText("Tests: 1 failed");
 
   // The indexes are in the user's cache (serve mounts it over each store), one per store and
-  // source group; nothing was written into the agents' folders.
+  // source group; nothing was written into the agents' folders. The stores are read-only, so the
+  // server writes each index itself, in the background, after the page's search read it
+  // (cache-keeper.ts): the tool-output index may land after the hits are shown.
   for (const root of [piRoot, ompRoot]) {
     const kit = join(storeCacheDir(root, { XDG_CACHE_HOME: cache }, home), "search");
-    expect((await readdir(kit)).sort()).toEqual(["more.sqlite", "text.sqlite"]);
+    await expect.poll(async () => (await readdir(kit).catch(() => [])).sort(), { timeout: 15_000 }).toEqual(["more.sqlite", "text.sqlite"]);
     expect(existsSync(join(root, ".sessionkit"))).toBe(false);
   }
 });
