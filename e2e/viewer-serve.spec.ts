@@ -329,7 +329,9 @@ test("a second tab from the printed URL and a reload stay signed in; a tab witho
   }
 });
 
-test("search across sessions uses each store's index, kept in the cache dir; hits open at their entry; tool output only when asked", async ({ page }) => {
+test("search across sessions: the server searches each store, its index kept in the cache dir; hits open at their entry; tool output only when asked", async ({ page }) => {
+  const asked: string[] = [];
+  page.on("request", (request) => asked.push(new URL(request.url()).pathname));
   await openServed(page);
   await showSessionList(page);
   const hits = page.locator("#global-results .search-hit");
@@ -357,13 +359,15 @@ test("search across sessions uses each store's index, kept in the cache dir; hit
   // A tool result is shown with its call: that entry is the target, its output in full.
   await expect(page.locator("#messages .entry.target .tool-output")).toContainText("Tests: 1 failed");
 
+  // The server searched: the page loaded no SQLite and read no session file for it.
+  // Three searches (Enter pressed three times), each asked of the three stores.
+  expect(asked.filter((path) => path.endsWith("/search"))).toHaveLength(9);
+  expect(asked.filter((path) => /sqlite/.test(path))).toEqual([]);
   // The indexes are in the user's cache (serve mounts it over each store), one per store and
-  // source group; nothing was written into the agents' folders. The stores are read-only, so the
-  // server writes each index itself, in the background, after the page's search read it
-  // (cache-keeper.ts): the tool-output index may land after the hits are shown.
+  // source group; nothing was written into the agents' folders.
   for (const root of [piRoot, ompRoot]) {
     const kit = join(storeCacheDir(root, { XDG_CACHE_HOME: cache }, home), "search");
-    await expect.poll(async () => (await readdir(kit).catch(() => [])).sort(), { timeout: 15_000 }).toEqual(["more.sqlite", "text.sqlite"]);
+    expect((await readdir(kit)).sort()).toEqual(["more.sqlite", "text.sqlite"]);
     expect(existsSync(join(root, ".sessionkit"))).toBe(false);
   }
 });

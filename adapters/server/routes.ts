@@ -1,8 +1,8 @@
 /**
  * The /api routes of adapters/rpc/HTTP-API.md: the store list and, per store, one-shot rpc calls
  * (POST …/rpc), raw file bytes (GET …/files/<path>, ranges too), a change stream (GET
- * …/changes, Server-Sent Events) and its sessions listed (GET …/sessions). Every other path is
- * the viewer's files.
+ * …/changes, Server-Sent Events), its sessions listed (GET …/sessions) and searched (GET
+ * …/search, search-route.ts). Every other path is the viewer's files.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { checkStoragePath } from "../../src/port.js";
@@ -10,6 +10,7 @@ import { decodeFrame, encodeFrame, FRAME_CONTENT_TYPE } from "../rpc/frame.js";
 import { RPC_PROTOCOL, type RpcResponse, type RpcResponseBatch } from "../rpc/protocol.js";
 import type { StorageServer } from "../rpc/server.js";
 import { HttpError, STATUS_OF, allowMethods, boundedRange, decodeSegment, parseRange, readBody, securityHeaders, sendJson, unsatisfiableRange } from "./http.js";
+import { answerSearch, type StoreSearch } from "./search-route.js";
 import { viewerFileSender, type ViewerFiles } from "./static-files.js";
 
 /** A store as the routes serve it: its rpc server, and what the store list says of it. */
@@ -23,6 +24,8 @@ export interface ServedStore {
   server: StorageServer;
   /** The store's sessions (`GET …/sessions`), JSON-serializable; null when the server lists none. */
   listSessions: (() => Promise<unknown>) | null;
+  /** Search across its sessions (`GET …/search`); null when the server searches none. */
+  searchSessions: StoreSearch | null;
 }
 
 /** Ranges up to this size are read in one port call (atomic); larger ones stream in pieces. */
@@ -44,7 +47,7 @@ export function routes(options: { stores: ReadonlyMap<string, ServedStore>; read
       allowMethods(request, ["GET"]);
       return sendJson(response, 200, [...stores.values()].map(({ id, label, agent, samples }) => ({ id, label, readOnly, ...(agent === undefined ? {} : { agent }), ...(samples ? { samples } : {}) })));
     }
-    const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes|sessions)(\/.*)?$/.exec(path);
+    const match = /^\/api\/stores\/([^/]+)\/(rpc|files|changes|sessions|search)(\/.*)?$/.exec(path);
     if (match) {
       const store = stores.get(decodeSegment(match[1]!));
       if (!store) throw new HttpError(404, `no store ${JSON.stringify(match[1])}`);
@@ -56,6 +59,7 @@ export function routes(options: { stores: ReadonlyMap<string, ServedStore>; read
         if (!store.listSessions) throw new HttpError(404, "this server lists no sessions: list them through the rpc");
         return sendJson(response, 200, await store.listSessions());
       }
+      if (match[2] === "search" && match[3] === undefined) return answerSearch(request, response, url, store.searchSessions);
     }
     if (path.startsWith("/api/")) throw new HttpError(404, `no API ${path}`);
     allowMethods(request, ["GET", "HEAD"]);

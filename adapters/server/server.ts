@@ -17,6 +17,7 @@ import { createStorageServer, type StorageServerLimits } from "../rpc/server.js"
 import { admission, checkedOrigin, preflight } from "./auth.js";
 import { fail, HttpError } from "./http.js";
 import { routes, type ServedStore } from "./routes.js";
+import type { StoreSearch } from "./search-route.js";
 import type { ViewerFiles } from "./static-files.js";
 import { rpcSockets } from "./websocket.js";
 
@@ -42,6 +43,12 @@ export interface ServerStore {
    * (`sessionkit serve` gives the core's listing). Without it that route is a 404.
    */
   listSessions?: () => Promise<unknown>;
+  /**
+   * Search across the store's sessions as `GET /api/stores/<id>/search` answers it: hits,
+   * JSON-serializable, and the progress of bringing an index up to date on the way
+   * (`sessionkit serve` gives the core's searchSessions). Without it that route is a 404.
+   */
+  searchSessions?: StoreSearch;
 }
 
 export interface ServerOptions {
@@ -112,7 +119,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const hostPaths = store.hostPaths ?? (nodePath.isAbsolute(store.root) ? { [store.root]: "" } : {});
     const server = createStorageServer(store.storage, { readOnly, paths: SERVED_PATHS, limits: { ...DEFAULT_LIMITS, ...options.limits }, hostPaths });
     const listSessions = store.listSessions ? oneAtATime(store.listSessions) : null;
-    stores.set(id, { id, label: store.label ?? store.root, agent: store.agent, samples: store.samples ?? false, root: store.root, storage: store.storage, server, listSessions });
+    stores.set(id, { id, label: store.label ?? store.root, agent: store.agent, samples: store.samples ?? false, root: store.root, storage: store.storage, server, listSessions, searchSessions: store.searchSessions ?? null });
   }
 
   const http = createServer();

@@ -14,6 +14,8 @@
  *   entry, so the file stays under 1 GiB): once indexed, the messages and the tree scrolled end to
  *   end (viewer.ts's 60 steps each, a frame apart) under a Chromium trace: the longest main-thread
  *   task (target ≤ 50 ms).
+ * - The store as a whole, its caches not yet built: a first page → its session list; a first search
+ *   across it → the first hit; each beside the core doing the same in this process.
  *
  * `npm run bench:browser -- --only viewer-huge [--json FILE]`, and with the whole bench; alone
  * `tsx bench/browser/viewer-huge.ts [--gib N] [--entries N] [--viewer DIR] [--profile]` (`--viewer`: a built
@@ -29,6 +31,7 @@ import { chromium, type Browser, type CDPSession, type Page } from "playwright";
 import { build } from "vite";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { startServe } from "../../cli/serve/server.js";
+import { searchSessions } from "../../src/search/search.js";
 import { listAllSessions } from "../../src/session/listing.js";
 import { chromiumArgs, chromiumExecutable } from "../../chromium.config.js";
 import { writeRepeatedSession, type RepeatedSession } from "../../test/shared/repeated-session.js";
@@ -49,6 +52,8 @@ const TARGET_TASK_MS = 50;
 const RANGE_BYTES = 16 << 20;
 const RANGES_AT_ONCE = 3;
 const LIMIT_MS = 600_000;
+/** A word of both sessions' texts (user and assistant). */
+const SEARCHED = "flush";
 
 const log = (message: string) => process.stderr.write(`[bench:browser viewer-huge] ${message}\n`);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -81,6 +86,15 @@ async function openViewer(browser: Browser, served: Served): Promise<{ page: Pag
   const listedMs = Date.now() - started;
   log(`viewer ready, sessions listed: ${secs(listedMs)}`);
   return { page, cdp, listedMs, close: () => context.close() };
+}
+
+/** Types `query` into the search across sessions and presses Enter: the time until the first hit is shown. */
+async function searchAndTime(page: Page, query: string): Promise<number> {
+  await page.fill("#global-search", query);
+  const started = Date.now();
+  await page.press("#global-search", "Enter");
+  await page.locator("#global-results .search-hit").first().waitFor({ timeout: LIMIT_MS });
+  return Date.now() - started;
 }
 
 interface Opened {
@@ -306,6 +320,21 @@ export async function runViewerHugeSection(options: ViewerHugeOptions = {}): Pro
     log(`1M entries: ${tasks.length} tasks while scrolling, longest ${longest.toFixed(1)} ms (${longestOf(tasks, "cpuMs").toFixed(1)} ms CPU), ${over} over ${TARGET_TASK_MS} ms (${overTarget(tasks, "cpuMs")} by CPU time)`);
     await viewer.close();
 
+    // 3. The first search across the store: the server builds its index (in the cache dir) and searches.
+    log(`searching the store for "${SEARCHED}" in this process (the core over node-fs, its index built first) …`);
+    const searchStarted = performance.now();
+    const inProcessHits = await searchSessions(nodeFsStorage({ root }), SEARCHED, { limit: 200 });
+    const inProcessSearchMs = performance.now() - searchStarted;
+    // That index is the bench's own: the server's goes to its cache dir, mounted over this one.
+    await rm(join(root, ".sessionkit"), { recursive: true, force: true });
+    log(`  ${secs(inProcessSearchMs)}, ${inProcessHits.length} hits`);
+    viewer = await openViewer(browser, served);
+    const firstSearchMs = await searchAndTime(viewer.page, SEARCHED);
+    const shownHits = await viewer.page.locator("#global-results .search-hit").count();
+    log(`the first search over serve: the first hit shown at ${secs(firstSearchMs)}, ${shownHits} hits`);
+    if (shownHits !== inProcessHits.length) throw new Error(`the page showed ${shownHits} hits, the core found ${inProcessHits.length}`);
+    await viewer.close();
+
     const size = `${mib(big.bytes)}, ${big.entries.toLocaleString("en")} entries`;
     rows.push(
       {
@@ -382,6 +411,16 @@ export async function runViewerHugeSection(options: ViewerHugeOptions = {}): Pro
         verdict: "info",
         key: "viewerHuge.firstList",
         figures: { ms: firstListMs, inProcessMs: inProcessListMs, storeBytes: big.bytes + many.bytes },
+      },
+      {
+        name: `the first search across this store, its index not yet built: Enter → the first hit shown (${inProcessHits.length} hits), against the core's searchSessions in the bench's own process (its index built first)`,
+        ours: secs(firstSearchMs),
+        peer: `in process ${secs(inProcessSearchMs)}`,
+        ratio: ratio(firstSearchMs / inProcessSearchMs),
+        target: "—",
+        verdict: "info",
+        key: "viewerHuge.firstSearch",
+        figures: { ms: firstSearchMs, inProcessMs: inProcessSearchMs, hits: inProcessHits.length, storeBytes: big.bytes + many.bytes },
       },
     );
     notes.push(

@@ -17,6 +17,8 @@ import { KIT_DIR } from "../store-cache.js";
 export interface CacheKeeper {
   /** The store as clients are served it: reading (or stat-ing) a cache file asks for that cache to be brought up to date. */
   readonly served: StoragePort;
+  /** The store as the server itself reads it: read-only but for `.sessionkit/`, which it may fill up to its cap. */
+  readonly own: StoragePort;
   /** The store's sessions, listed by the server (its catalog brought up to date on the way); one listing at a time. */
   listSessions(): Promise<SessionInfo[]>;
   /** Starts no more refreshes and waits for the one under way. */
@@ -86,6 +88,7 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
   if (storage.watch) served.watch = storage.watch.bind(storage);
   return {
     served,
+    own,
     listSessions,
     async close() {
       closed = true;

@@ -9,8 +9,12 @@ import { readFile, realpath } from "node:fs/promises";
 import nodePath from "node:path";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
 import { readOnlyStorage } from "../../adapters/read-only.js";
+import { HttpError } from "../../adapters/server/http.js";
+import type { StoreSearch } from "../../adapters/server/search-route.js";
 import { startServer, type RunningServer, type ServerOptions, type ServerStore } from "../../adapters/server/server.js";
 import type { StoragePort } from "../../src/port.js";
+import { searchSessions } from "../../src/search/search.js";
+import { SEARCH_SOURCES, type SearchSource } from "../../src/search/text.js";
 import { listAllSessions } from "../../src/session/listing.js";
 import { appCspHeader } from "../../web-demo/app-csp.js";
 import { KIT_DIR } from "../store-cache.js";
@@ -67,9 +71,11 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
     const keeper = !rest.write && (config.cacheDir !== undefined || "storage" in config) ? keepCaches(storage, { maxBytes: maxCacheBytes ?? DEFAULT_MAX_CACHE_BYTES }) : undefined;
     if (keeper) keepers.push(keeper);
     const samples = !("storage" in config) && (await isSampleStore(root));
-    // The server lists the sessions where their files are (GET …/sessions): a page would fetch every file.
-    const listSessions = keeper?.listSessions ?? (() => listAllSessions(rest.write ? storage : readOnlyStorage(storage)));
-    served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths, listSessions });
+    // The server lists and searches the sessions where their files are (GET …/sessions, …/search):
+    // a page would fetch every file. Its caches go where the keeper keeps them, or nowhere.
+    const own = keeper?.own ?? (rest.write ? storage : readOnlyStorage(storage));
+    const listSessions = keeper?.listSessions ?? (() => listAllSessions(own));
+    served.push({ root, storage: keeper?.served ?? storage, label: config.label, agent: config.agent, samples, hostPaths, listSessions, searchSessions: searcher(own) });
   }
   const viewer = viewerDir ? nodePath.resolve(viewerDir) : null;
   const server = await startServer({ ...rest, stores: served, viewer: viewer === null ? null : { dir: viewer, contentSecurityPolicy: await viewerPolicy(viewer) } });
@@ -80,6 +86,15 @@ export async function startServe(options: ServeOptions): Promise<RunningServer> 
       await closeServer();
     },
   });
+}
+
+/** The core's search over `storage`, for GET …/search: its index kept in the store's `.sessionkit/` where it may be written. */
+function searcher(storage: StoragePort): StoreSearch {
+  return ({ query, sources, limit }, onProgress) => {
+    const unknown = sources.find((source) => !SEARCH_SOURCES.includes(source as SearchSource));
+    if (unknown !== undefined) throw new HttpError(400, `sources: unknown source ${JSON.stringify(unknown)} (known: ${SEARCH_SOURCES.join(", ")})`);
+    return searchSessions(storage, query, { sources: sources as SearchSource[], limit, onProgress });
+  };
 }
 
 /**

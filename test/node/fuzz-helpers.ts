@@ -397,7 +397,7 @@ function payloadBytes(payload: Payload, values: readonly [string, string][]): Ui
  * is the route's own (undefined) most of the time, so that most cases get past the door and
  * reach the store, and every part is sometimes anything.
  */
-type Route = "stores" | "files" | "rpc" | "changes" | "viewer";
+type Route = "stores" | "files" | "rpc" | "changes" | "sessions" | "search" | "viewer";
 
 /** Sometimes `arbitrary`, mostly undefined: the route's own value. */
 function sometimes<T>(arbitrary: fc.Arbitrary<T>, weight = 1, outOf = 10): fc.Arbitrary<T | undefined> {
@@ -471,6 +471,13 @@ const oddTarget = fc.oneof(
 );
 
 const storeSegment = fc.oneof({ weight: 12, arbitrary: fc.constant("<STORE>") }, { weight: 1, arbitrary: fc.constantFrom("%3CSTORE%3E", "..", "%2e%2e", "store", "<STORE>%00", "<STORE>%2f..", "x") }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) });
+/** The search route's parameters, raw: a query in FTS5's syntax and out of it, limits and sources in range and not. */
+const searchQuery = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom("q=zebras", "q=%22grep%20found%22", "q=stor*", "q=NEAR(a%20b)", "q=-x", "q=a%20OR", "q=%5E*%3A()", "q=%00", "q=%ED%A0%80", "q=%", "q=", "q=%20", `q=${"z".repeat(1001)}`, "q=\u4e2d\u6587", "q=%E4%B8%AD%E6%96%87") },
+  { weight: 2, arbitrary: fc.constantFrom("q=a&limit=0", "q=a&limit=1000", "q=a&limit=1e3", "q=a&limit=-1", "q=a&limit=", "q=a&sources=tool", "q=a&sources=", "q=a&sources=user,,", "q=a&sources=__proto__", "q=a&q=b", "limit=5") },
+  { weight: 2, arbitrary: fc.string({ maxLength: 12 }).map((text) => `q=${encodeURIComponent(text)}`) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
+);
 const extraQuery = sometimes(fc.constantFrom("dir=sessions", "dir=", "dir=..", "dir=<BASE>", "a=%zz", "#frag", "token=wrong", "token=", "token=<TOKEN>x", "TOKEN=<TOKEN>", "token=<TOKENHEX>", "token=%3CTOKEN%3E"));
 const hostHeader = fc.constantFrom("localhost:<PORT>", "LOCALHOST:<PORT>", "127.0.0.1", "127.0.0.1:<PORT>.evil.com", "evil.com", "[::1]:<PORT>", "", "127.0.0.1:<PORT>, evil.com", "127.0.0.2:<PORT>", "127.0.0.1:0<PORT>", "<omit>");
 const originHeader = fc.constantFrom("http://<HOST>", "http://localhost:<PORT>", "null", "http://evil.com", "file://", "http://<HOST>/", "https://<HOST>", "");
@@ -513,6 +520,8 @@ interface HttpCase {
   /** The token in the query instead of the Authorization header. */
   tokenInQuery: boolean;
   query: string | undefined;
+  /** The search route's parameters. */
+  search: string;
   /** Overrides of the route's own parts ("<omit>": no such header). */
   target: string | undefined;
   method: string | undefined;
@@ -530,13 +539,14 @@ interface HttpCase {
 }
 
 const httpCase: fc.Arbitrary<HttpCase> = fc.record({
-  route: fc.oneof({ weight: 1, arbitrary: fc.constant<Route>("stores") }, { weight: 6, arbitrary: fc.constant<Route>("files") }, { weight: 6, arbitrary: fc.constant<Route>("rpc") }, { weight: 1, arbitrary: fc.constant<Route>("changes") }, { weight: 2, arbitrary: fc.constant<Route>("viewer") }),
+  route: fc.oneof({ weight: 1, arbitrary: fc.constant<Route>("stores") }, { weight: 6, arbitrary: fc.constant<Route>("files") }, { weight: 6, arbitrary: fc.constant<Route>("rpc") }, { weight: 1, arbitrary: fc.constant<Route>("changes") }, { weight: 1, arbitrary: fc.constant<Route>("sessions") }, { weight: 2, arbitrary: fc.constant<Route>("search") }, { weight: 2, arbitrary: fc.constant<Route>("viewer") }),
   message: rpcMessage,
   head: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   store: storeSegment,
   path: urlPath,
   tokenInQuery: fc.boolean(),
   query: extraQuery,
+  search: searchQuery,
   target: sometimes(oddTarget, 1, 15),
   method: sometimes(method),
   version: sometimes(fc.constantFrom("HTTP/1.0", "HTTP/2.0", "HTTP/1.1x", "", "HTTP/0.9", "http/1.1"), 1, 30),
@@ -626,6 +636,10 @@ function targetOf(request: HttpCase): string {
       return `/api/stores/${request.store}/rpc${suffix}`;
     case "changes":
       return `/api/stores/${request.store}/changes?dir=${request.path}${query === "" ? "" : `&${query}`}`;
+    case "sessions":
+      return `/api/stores/${request.store}/sessions${suffix}`;
+    case "search":
+      return `/api/stores/${request.store}/search?${request.search}${query === "" ? "" : `&${query}`}`;
     case "viewer":
       return `/${request.path}${suffix}`;
   }
@@ -942,7 +956,7 @@ async function idleRss(server: ServeChild, world: FuzzWorld): Promise<number> {
   if (get.status !== 200) throw new Error(`warm-up GET: ${get.status}`);
   await get.arrayBuffer();
   const tally: Tally = new Map();
-  const post = { route: "rpc", message: warmUp.message, head: false, store: "<STORE>", path: "", tokenInQuery: false, query: undefined, target: undefined, method: undefined, version: undefined, host: undefined, origin: undefined, authorization: undefined, range: undefined, contentType: undefined, contentLength: undefined, upgrade: undefined, extra: [], lowerCaseNames: false, body: undefined } satisfies HttpCase;
+  const post = { route: "rpc", message: warmUp.message, head: false, store: "<STORE>", path: "", tokenInQuery: false, query: undefined, search: "", target: undefined, method: undefined, version: undefined, host: undefined, origin: undefined, authorization: undefined, range: undefined, contentType: undefined, contentLength: undefined, upgrade: undefined, extra: [], lowerCaseNames: false, body: undefined } satisfies HttpCase;
   await runHttpCase(post, server, world, before, tally);
   await runWsCase({ auth: "query", path: "/api/stores/<STORE>/rpc", messages: [warmUp], pipelined: false }, server, world, before, tally);
   if (tally.get("rpc 200") !== 1 || tally.get("ok") !== 1) throw new Error(`warm-up: ${tallyLine(tally)}`);

@@ -12,7 +12,7 @@ import type { SessionInfo } from "../../../src/format/types.js";
 import type { ByteRange, FileStat, StoragePort } from "../../../src/port.js";
 import { searchWithIndex } from "./index-search.js";
 import { TOKEN_KEY, type SessionPrefetch, type StoresAnswer } from "./serve-boot.js";
-import { PortStoreSource } from "./source.js";
+import { PortStoreSource, type StoreSearchHit, type StoreSearchOptions } from "./source.js";
 import { afterNextPaint } from "../render/dom.js";
 
 const servedStoresSchema = z.array(z.object({ id: z.string(), label: z.string(), readOnly: z.boolean(), agent: z.optional(z.string()), samples: z.optional(z.boolean()) }));
@@ -42,7 +42,7 @@ export function servedStores(answer: StoresAnswer, token: string | undefined): S
 
 /**
  * Every served store as one read-only (unless served with --write) port; sessions can be followed;
- * the server lists them (it reads the files where they are); search uses the index. The store of
+ * the server lists and searches them (it reads the files where they are). The store of
  * `prefetch` answers its first reads of that session from it.
  */
 export function serveSource({ stores, token }: Served, origin: string = location.origin, prefetch: SessionPrefetch | null = null): PortStoreSource {
@@ -58,6 +58,7 @@ export function serveSource({ stores, token }: Served, origin: string = location
         writable: !store.readOnly,
         samples: store.samples === true,
         listSessions: () => listServedSessions(origin, store.id, token),
+        searchSessions: (query: string, options: StoreSearchOptions) => searchServedSessions(origin, store.id, token, query, options),
       };
     }),
     true,
@@ -77,6 +78,33 @@ export async function listServedSessions(origin: string, store: string, token: s
   const listed = (await response.json()) as (Omit<SessionInfo, "created" | "modified"> & { created: string | null; modified: string | null })[];
   const date = (iso: string | null) => new Date(iso ?? NaN);
   return listed.map((info) => ({ ...info, created: date(info.created), modified: date(info.modified) }));
+}
+
+/**
+ * A search across a store's sessions, run by its server (`GET api/stores/<id>/search`,
+ * adapters/rpc/HTTP-API.md): NDJSON, progress lines while the server's index catches up, then the hits.
+ */
+export async function searchServedSessions(origin: string, store: string, token: string | undefined, query: string, options: StoreSearchOptions): Promise<StoreSearchHit[]> {
+  const path = `/api/stores/${encodeURIComponent(store)}/search`;
+  const params = new URLSearchParams({ q: query, sources: options.sources.join(","), limit: String(options.limit) });
+  const response = await fetch(new URL(`${path}?${params.toString()}`, origin), { headers: token === undefined ? {} : { Authorization: `Bearer ${token}` }, cache: "no-store" });
+  if (!response.ok || !response.body) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+  const lines = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = "";
+  for (;;) {
+    const { done, value } = await lines.read();
+    pending += value ?? "";
+    const complete = done ? pending : pending.slice(0, pending.lastIndexOf("\n") + 1);
+    pending = pending.slice(complete.length);
+    for (const line of complete.split("\n")) {
+      if (line === "") continue;
+      const message = JSON.parse(line) as { progress?: Parameters<NonNullable<StoreSearchOptions["onProgress"]>>[0]; hits?: StoreSearchHit[]; error?: string };
+      if (message.hits) return message.hits;
+      if (message.error !== undefined) throw new Error(`GET ${path}: ${message.error}`);
+      if (message.progress) options.onProgress?.(message.progress);
+    }
+    if (done) throw new Error(`GET ${path}: the answer ended before its hits`);
+  }
 }
 
 /** Prefetched bytes stand for the file only this long after they arrived (as adapters/rpc/http.ts's read-ahead). */

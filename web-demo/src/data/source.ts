@@ -5,6 +5,7 @@
  * only talks to this interface.
  */
 import type { RefreshCounter as SearchIndexProgress } from "../../../src/search/search-index.js";
+import type { SearchHit, SearchOptions } from "../../../src/search/search.js";
 import type { SessionInfo } from "../../../src/format/types.js";
 import type { StoragePort } from "../../../src/port.js";
 
@@ -24,7 +25,15 @@ export interface ViewerStore {
    * reading each file through `storage`.
    */
   listSessions?: () => Promise<SessionInfo[]>;
+  /**
+   * Search across the store's sessions where its files are (a server, with its own index), instead
+   * of the core's searchSessions over `storage` (every changed file read into the page's index).
+   */
+  searchSessions?: (query: string, options: StoreSearchOptions) => Promise<StoreSearchHit[]>;
 }
+
+export type StoreSearchOptions = Required<Pick<SearchOptions, "sources" | "limit">> & Pick<SearchOptions, "onProgress">;
+export type StoreSearchHit = Pick<SearchHit, "path" | "entryId" | "role" | "snippet" | "score">;
 
 export interface ListedSession extends SessionInfo {
   storeId: string;
