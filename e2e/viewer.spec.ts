@@ -183,9 +183,17 @@ test("import by picker and by drop; a broken archive shows its ArchiveError; the
   await expect(page.locator(".list-count")).toHaveText("1 of 3 sessions");
   await page.fill("#session-filter", "");
 
+  // The first search builds the index: what it reads is told as it goes.
+  await page.evaluate(() => {
+    const results = document.querySelector("#global-results")!;
+    const seen: string[] = [];
+    (window as unknown as { searchStatus: string[] }).searchStatus = seen;
+    new MutationObserver(() => seen.push(results.textContent ?? "")).observe(results, { childList: true, subtree: true, characterData: true });
+  });
   await page.fill("#global-search", "zebras");
   await page.press("#global-search", "Enter");
   await settled(page);
+  expect(await page.evaluate(() => (window as unknown as { searchStatus: string[] }).searchStatus)).toContainEqual(expect.stringMatching(/^Indexing 0 \/ 3 changed sessions \(0 B of [\d.]+ KB\)…$/));
   const hits = page.locator("#global-results .search-hit");
   await expect(hits).toHaveCount(1);
   await expect(hits).toContainText("Dropped answer about zebras");

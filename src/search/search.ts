@@ -143,6 +143,8 @@ async function openIndexes(
     bytesTotal: pending.reduce((n, p) => n + p.bytes, 0),
   };
   const report = () => onProgress?.({ ...counter });
+  // Said before the first file is read: one large file may take seconds.
+  if (counter.filesTotal > 0) report();
   for (const index of indexes) {
     await index.refresh(storage, listings, complete, counter, report);
     await index.save(storage);

@@ -537,7 +537,10 @@ describe("search: the index", () => {
   it("a search after appends reads only the appended bytes; a rewrite and a removal are seen", async () => {
     const storage = nodeFsStorage({ root: store.root });
     let progress: SearchIndexProgress | undefined;
-    await searchSessions(storage, "anything", { onProgress: (p) => (progress = p) });
+    let first: SearchIndexProgress | undefined;
+    await searchSessions(storage, "anything", { onProgress: (p) => ((first ??= p), (progress = p)) });
+    // The work is told before the first file is read, then as each is done.
+    expect(first).toEqual({ filesDone: 0, filesTotal: 15, bytesDone: 0, bytesTotal: progress!.bytesTotal });
     expect(progress!.filesDone).toBe(15);
     expect(progress!.bytesDone).toBe(progress!.bytesTotal);
 

@@ -451,7 +451,7 @@ export class ViewerApp {
       this.#globalResults.replaceChildren();
       return;
     }
-    const status = el("p", { class: "muted" }, "Searching…");
+    const status = el("p", { class: "list-count" }, "Searching…");
     this.#globalResults.replaceChildren(status);
     const hits = await this.source.searchSessions!(query, {
       includeToolOutput,
