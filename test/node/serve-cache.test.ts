@@ -18,17 +18,12 @@ import { WebSocket } from "ws";
 import { httpStorage, type HttpStorage } from "../../adapters/rpc/http.js";
 import type { WebSocketLike } from "../../adapters/rpc/websocket.js";
 import { startServe, type RunningServer } from "../../cli/serve/server.js";
+import { dirSnapshot } from "../shared/dir-snapshot.js";
 
 let cacheDir: string;
 let root: string;
 let server: RunningServer;
 let client: HttpStorage;
-
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir, { recursive: true })).sort()) out[name] = await readFile(join(dir, name), "base64").catch(() => "dir");
-  return out;
-}
 
 beforeAll(async () => {
   cacheDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-cache-"));
@@ -87,17 +82,17 @@ describe("serve with a cache mount", () => {
   });
 
   it("a client's listing and search make the server write the catalog and the index into the cache dir; the store is unchanged; sessions stay read-only", async () => {
-    const before = await snapshot(root);
+    const before = await dirSnapshot(root);
     const infos = await listAllSessions(client);
     expect(infos.map((info) => info.firstMessage)).toEqual(["a question"]);
     const catalog = await cacheFileIn(join(cacheDir, "catalog"));
     expect(JSON.parse(await readFile(join(cacheDir, "catalog", catalog), "utf8"))).toMatchObject({ files: { [infos[0]!.path.split("/").pop()!]: {} } });
     expect((await searchSessions(client, "answer")).map((hit) => hit.path)).toEqual([infos[0]!.path]);
     await written(join(cacheDir, "search", "text.sqlite"));
-    expect(await snapshot(root)).toEqual(before);
+    expect(await dirSnapshot(root)).toEqual(before);
     const refused = await client.append(infos[0]!.path, new TextEncoder().encode("{}\n")).catch((error: unknown) => error);
     expect(isStorageError(refused, "read-only")).toBe(true);
-    expect(await snapshot(root)).toEqual(before);
+    expect(await dirSnapshot(root)).toEqual(before);
   });
 
   it("a client's insights make the server write each session's usage into the cache dir; the client's next read reads no session file", async () => {

@@ -16,16 +16,11 @@ import { searchSessions } from "../../src/search/search.js";
 import type { StoreSearchOptions } from "../../web-demo/src/data/source.js";
 import { searchServedSessions } from "../../web-demo/src/data/serve-source.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
+import { dirSnapshot } from "../shared/dir-snapshot.js";
 
 const SESSIONS = 6;
 let root: string;
 let work: string;
-
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir, { recursive: true })).sort()) out[name] = await readFile(join(dir, name), "base64").catch(() => "dir");
-  return out;
-}
 
 /** The core's search over a copy of the store (so that its index lands in neither the store nor a cache of the server's). */
 async function expectedHits(query: string, options: StoreSearchOptions) {
@@ -58,7 +53,7 @@ const withTools: StoreSearchOptions = { sources: ["user", "assistant", "tool"], 
 describe("GET /api/stores/<id>/search", () => {
   it("answers the core's hits over the store, with the index's progress first; the index goes to the cache dir, the store is unchanged", async () => {
     const cacheDir = await mkdtemp(join(work, "cache-"));
-    const before = await snapshot(root);
+    const before = await dirSnapshot(root);
     const server = await startServe({ stores: [{ root, cacheDir }], port: 0, viewerDir: null });
     try {
       const store = server.stores[0]!.id;
@@ -81,20 +76,20 @@ describe("GET /api/stores/<id>/search", () => {
       const again: number[] = [];
       expect(await searchServedSessions(server.origin, store, server.token, "zebras", { ...textOnly, onProgress: (p) => again.push(p.filesTotal) })).toEqual(hits);
       expect(again).toEqual([]);
-      expect(await snapshot(root)).toEqual(before);
+      expect(await dirSnapshot(root)).toEqual(before);
     } finally {
       await server.close();
     }
   });
 
   it("on a read-only server with no cache dir it searches all the same and writes nothing", async () => {
-    const before = await snapshot(root);
+    const before = await dirSnapshot(root);
     const server = await startServe({ stores: [{ root }], port: 0, viewerDir: null });
     try {
       const hits = await searchServedSessions(server.origin, server.stores[0]!.id, server.token, "stripes", textOnly);
       expect(hits).toEqual(await expectedHits("stripes", textOnly));
       expect(hits).toHaveLength(SESSIONS + SESSIONS / 2);
-      expect(await snapshot(root)).toEqual(before);
+      expect(await dirSnapshot(root)).toEqual(before);
     } finally {
       await server.close();
     }

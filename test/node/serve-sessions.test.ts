@@ -15,17 +15,12 @@ import { startServe } from "../../cli/serve/server.js";
 import { listAllSessions, SessionManager } from "../../src/index.js";
 import { countingPort } from "../shared/counting-port.js";
 import { assistantMsg, userMsg } from "../shared/messages.js";
+import { dirSnapshot } from "../shared/dir-snapshot.js";
 
 const listServedSessions = (options: { url: string; store: string; token: string }) => listServed(options.url, options.store, options.token);
 
 let root: string;
 let cacheDir: string;
-
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir, { recursive: true })).sort()) out[name] = await readFile(join(dir, name), "base64").catch(() => "dir");
-  return out;
-}
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "sessionkit-serve-sessions-"));
@@ -48,7 +43,7 @@ afterAll(async () => {
 
 describe("GET /api/stores/<id>/sessions", () => {
   it("answers what the core's listing gives over the store, dates included; the catalog goes to the cache dir, the store is unchanged", async () => {
-    const before = await snapshot(root);
+    const before = await dirSnapshot(root);
     const server = await startServe({ stores: [{ root, cacheDir }], port: 0, viewerDir: null });
     try {
       const listed = await listServedSessions({ url: server.origin, store: server.stores[0]!.id, token: server.token });
@@ -57,7 +52,7 @@ describe("GET /api/stores/<id>/sessions", () => {
       expect(listed.map((info) => [info.name, info.firstMessage])).toEqual(expect.arrayContaining([["named", "first question"], [undefined, "another question"]]));
       expect(listed[0]!.modified).toBeInstanceOf(Date);
       expect(await readdir(join(cacheDir, "catalog"))).toHaveLength(2);
-      expect(await snapshot(root)).toEqual(before);
+      expect(await dirSnapshot(root)).toEqual(before);
       // Unchanged files are answered from the catalog.
       expect(await listServedSessions({ url: server.origin, store: server.stores[0]!.id, token: server.token })).toEqual(expected);
     } finally {
@@ -66,12 +61,12 @@ describe("GET /api/stores/<id>/sessions", () => {
   });
 
   it("on a read-only server with no cache dir it lists all the same and writes nothing", async () => {
-    const before = await snapshot(root);
+    const before = await dirSnapshot(root);
     const server = await startServe({ stores: [{ root }], port: 0, viewerDir: null });
     try {
       const listed = await listServedSessions({ url: server.origin, store: server.stores[0]!.id, token: server.token });
       expect(listed).toEqual(await listAllSessions(nodeFsStorage({ root }), { catalog: false }));
-      expect(await snapshot(root)).toEqual(before);
+      expect(await dirSnapshot(root)).toEqual(before);
     } finally {
       await server.close();
     }
