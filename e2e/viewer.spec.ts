@@ -212,6 +212,28 @@ test("import by picker and by drop; a broken archive shows its ArchiveError; the
   await expect(hits).toHaveCount(1);
 });
 
+test("search across sessions shows the 200 best hits, and says so when more match", async ({ page }) => {
+  await openViewer(page);
+  // 200 entries say both words; one more question says "quagga" alone.
+  const turns: [string, string][] = Array.from({ length: 100 }, (_, i) => [`quagga okapi question ${i}`, `quagga okapi answer ${i}`]);
+  turns.push(["quagga alone", "an answer without the word"]);
+  await page.setInputFiles("#import-input", await writeSessionFile("many-hits.jsonl", "e2e-many-hits", turns));
+  await settled(page);
+  await showSessionList(page);
+  const count = page.locator("#global-results .list-count");
+  const hits = page.locator("#global-results .search-hit");
+  for (const [query, said] of [
+    ["quagga", "The 200 best hits (more match) for “quagga”"],
+    ["okapi", "200 hits for “okapi”"],
+  ]) {
+    await page.fill("#global-search", query!);
+    await page.press("#global-search", "Enter");
+    await settled(page);
+    await expect(count).toHaveText(said!);
+    await expect(hits).toHaveCount(200);
+  }
+});
+
 test("following: entries another tab adds to the session show up; scrolling up pauses, the chip resumes", async ({ page, context }) => {
   await openViewer(page);
   const turns: [string, string][] = Array.from({ length: 12 }, (_, i) => [`question ${i}`, `answer ${i}\n\n${"long line of text\n".repeat(6)}`]);

@@ -50,6 +50,8 @@ const LIST_KEY = "sessionkit-viewer.list";
  */
 const PREVIEW_FROM_BYTES = 32 << 20;
 const PREVIEW_BYTES = 2 << 20;
+/** Hits of a search across sessions shown, best first (one more is asked for, to tell whether more match). */
+const HITS_SHOWN = 200;
 /** Wide enough for the list, the tree and a message column of 760 px and more. */
 const WIDE = "(min-width: 1500px)";
 /** Too narrow for a docked list whatever the choice: it is a drawer. */
@@ -453,16 +455,19 @@ export class ViewerApp {
     }
     const status = el("p", { class: "list-count" }, "Searching…");
     this.#globalResults.replaceChildren(status);
-    const hits = await this.source.searchSessions!(query, {
+    const found = await this.source.searchSessions!(query, {
       includeToolOutput,
+      limit: HITS_SHOWN + 1,
       isCurrent: () => seq === this.#searchSeq,
       // The first search, and one after many changes, brings the index up to date first.
       onProgress: ({ filesDone, filesTotal, bytesDone, bytesTotal }) =>
         (status.textContent = `Indexing ${filesDone} / ${filesTotal} changed sessions (${formatBytes(bytesDone)} of ${formatBytes(bytesTotal)})…`),
     });
     if (seq !== this.#searchSeq) return;
+    const hits = found.slice(0, HITS_SHOWN);
+    const count = found.length > HITS_SHOWN ? `The ${HITS_SHOWN} best hits (more match)` : `${hits.length} ${hits.length === 1 ? "hit" : "hits"}`;
     this.#globalResults.replaceChildren(
-      el("p", { class: "list-count" }, `${hits.length} ${hits.length === 1 ? "hit" : "hits"} for “${query}”`),
+      el("p", { class: "list-count" }, `${count} for “${query}”`),
       el("ul", {}, ...hits.map((hit) => this.#renderHit(hit))),
     );
   }
