@@ -339,6 +339,8 @@ test("search across sessions: the server searches each store, its index kept in 
   await page.press("#global-search", "Enter");
   await settled(page);
   await expect(hits).toHaveCount(2);
+  // The words found are marked in each hit's text.
+  await expect(hits.filter({ hasText: "standing up" }).locator(".hit-snippet mark")).toHaveText(["Zebras", "sleep"]);
   await hits.filter({ hasText: "standing up" }).locator("button").click();
   await settled(page);
   await expect(page.locator("#messages .entry.target")).toContainText("Zebras sleep standing up, in short naps.");

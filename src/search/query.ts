@@ -88,8 +88,18 @@ export function unitPattern(unit: QueryUnit): RegExp {
   return new RegExp(body, "iu");
 }
 
-/** Up to `width` characters of `text` around the first match of any pattern (`unitPattern`), on one line. */
-export function snippetOf(text: string, patterns: readonly RegExp[], width = 160): string {
+/** A hit's text, cut short, and where the query matches in it. */
+export interface Snippet {
+  text: string;
+  /** `[start, end)` in `text` (UTF-16 offsets), in order, none overlapping another. */
+  matches: [start: number, end: number][];
+}
+
+/**
+ * Up to `width` characters of `text` around the first match of any pattern (`unitPattern`), on one
+ * line, with every match of the patterns in it.
+ */
+export function snippetOf(text: string, patterns: readonly RegExp[], width = 160): Snippet {
   let at = -1;
   let length = 0;
   for (const pattern of patterns) {
@@ -104,5 +114,24 @@ export function snippetOf(text: string, patterns: readonly RegExp[], width = 160
   const start = Math.max(0, at - before);
   const end = Math.min(text.length, start + width);
   const flat = text.slice(start, end).replace(/\s+/g, " ").trim();
-  return `${start > 0 ? "…" : ""}${flat}${end < text.length ? "…" : ""}`;
+  const snippet = `${start > 0 ? "…" : ""}${flat}${end < text.length ? "…" : ""}`;
+  return { text: snippet, matches: matchesIn(snippet, patterns) };
+}
+
+/** Every match of any of `patterns` in `text`, in order, overlapping ones merged. */
+function matchesIn(text: string, patterns: readonly RegExp[]): [number, number][] {
+  const found: [number, number][] = [];
+  for (const pattern of patterns) {
+    for (const match of text.matchAll(new RegExp(pattern.source, `${pattern.flags.replace("g", "")}g`))) {
+      if (match[0].length > 0) found.push([match.index, match.index + match[0].length]);
+    }
+  }
+  found.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const [start, end] of found) {
+    const last = merged.at(-1);
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else merged.push([start, end]);
+  }
+  return merged;
 }

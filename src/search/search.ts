@@ -49,6 +49,8 @@ export interface SearchHit {
   source: SearchSource;
   /** The text around the first match, on one line. */
   snippet: string;
+  /** Where the query matches in `snippet`: `[start, end)` UTF-16 offsets, in order, none overlapping another. */
+  matches: [start: number, end: number][];
   /** Higher is better (FTS5's bm25, negated). */
   score: number;
 }
@@ -172,7 +174,8 @@ async function checkCandidates(storage: StoragePort, rows: CandidateRow[], units
       const record = raw && decode(row.dialect as SessionDialect, raw);
       const text = record && entryTexts(record).find((t) => t.source === row.source && t.role === row.role)?.text;
       if (text === undefined || !patterns.every((pattern) => pattern.test(text))) continue;
-      hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippetOf(text, patterns), score: -row.rank });
+      const snippet = snippetOf(text, patterns);
+      hits.push({ path: row.path, sessionId: row.sessionId, entryId: typeof record!.id === "string" ? record!.id : null, role: row.role, source: row.source, snippet: snippet.text, matches: snippet.matches, score: -row.rank });
     }
   }
   return hits;

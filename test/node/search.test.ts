@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFsStorage } from "../../adapters/node-fs/index.js";
+import { parseQuery, snippetOf, unitPattern } from "../../src/search/query.js";
 import { SEARCH_DIR } from "../../src/search/search-index.js";
 import { wordForms } from "../../src/search/words.js";
 import { SessionManager, StorageError, searchSessions, type SearchHit, type SearchIndexProgress, type StoragePort } from "../../src/index.js";
@@ -32,6 +33,8 @@ function grep(root: string, args: string[]): Promise<Set<string>> {
 }
 
 const sessionsOf = (hits: readonly SearchHit[]) => new Set(hits.map((hit) => hit.path));
+/** The parts of a hit's snippet its matches mark. */
+const marked = (hit: SearchHit) => hit.matches.map(([start, end]) => hit.snippet.slice(start, end));
 const ALL = ["user", "assistant", "thinking", "tool"] as const;
 
 // ============================================================================
@@ -115,6 +118,18 @@ async function generateStore(seed: number): Promise<Generated> {
   return { root, texts, vocab };
 }
 
+describe("snippetOf", () => {
+  it("marks every unit's matches in the snippet (a prefix as far as it goes; not inside a word), in order, overlapping ones merged", () => {
+    const { units } = parseQuery('zeb* "zebras sleep" naps');
+    const snippet = snippetOf("Zebras sleep standing up, in short naps. A zebra! Zebrafish? snaps", units.map(unitPattern));
+    expect(snippet.matches.map(([start, end]) => snippet.text.slice(start, end))).toEqual(["Zebras sleep", "naps", "zeb", "Zeb"]);
+    // Cut short: the offsets are the snippet's, after its leading "…".
+    const cut = snippetOf(`${"x ".repeat(200)}zebras at the end`, parseQuery("zebras end").units.map(unitPattern), 40);
+    expect(cut.text.startsWith("…")).toBe(true);
+    expect(cut.matches.map(([start, end]) => cut.text.slice(start, end))).toEqual(["zebras", "end"]);
+  });
+});
+
 describe("search: random sessions against grep -F", () => {
   let store: Generated;
   let storage: StoragePort;
@@ -161,6 +176,7 @@ describe("search: random sessions against grep -F", () => {
         expect(message.role).toBe(hit.role);
         expect(JSON.stringify(message.content)).toContain(word);
         expect(hit.snippet).toContain(word);
+        expect(marked(hit).map((text) => text.toLowerCase())).toContain(word.toLowerCase());
         expect(hit.sessionId).toBe(sm.getHeader()!.id);
       }
     }
@@ -267,7 +283,10 @@ describe("search: Japanese, Chinese and Korean sessions against grep -F", () => 
       seen.add(query);
       const hits = await searchSessions(storage, query, { sources: ALL, limit: Infinity });
       expect(sessionsOf(hits), query).toEqual(await grep(root, ["-F", query]));
-      for (const hit of hits) expect(hit.snippet, query).toContain(query);
+      for (const hit of hits) {
+        expect(hit.snippet, query).toContain(query);
+        expect(marked(hit).some((text) => text.includes(query)), query).toBe(true);
+      }
     }
     expect(seen.size).toBeGreaterThan(90);
   });
@@ -357,7 +376,12 @@ describe("search: English word forms against grep -F -w -i", () => {
   it("redirects finds redirect, redirected and redirecting, not redirection; the snippet shows the form found", async () => {
     const hits = await searchSessions(storage, "redirects", { limit: Infinity });
     expect(hits.length).toBeGreaterThan(0);
-    for (const hit of hits) expect(hit.snippet).toMatch(/(?<![A-Za-z0-9_])redirect(s|ed|ing)?(?![A-Za-z0-9_])/i);
+    for (const hit of hits) {
+      expect(hit.snippet).toMatch(/(?<![A-Za-z0-9_])redirect(s|ed|ing)?(?![A-Za-z0-9_])/i);
+      // What is marked is the form found, never "redirection".
+      expect(marked(hit).length).toBeGreaterThan(0);
+      for (const text of marked(hit)) expect(text).toMatch(/^redirect(s|ed|ing)?$/i);
+    }
     const derived = await searchSessions(storage, "redirection", { limit: Infinity });
     for (const hit of derived) expect(hit.snippet).toMatch(/(?<![A-Za-z0-9_])redirections?(?![A-Za-z0-9_])/i);
   });

@@ -162,7 +162,7 @@ describe("GET /api/stores/<id>/search", () => {
   });
 
   it("the page's client reads hits split across many chunks", async () => {
-    const many = Array.from({ length: 1000 }, (_, i) => ({ path: `sessions/p/${i}.jsonl`, sessionId: `s${i}`, entryId: `e${i}`, role: "user", source: "user", snippet: `${"ü".repeat(200)} ${i}`, score: 1000 - i }));
+    const many = Array.from({ length: 1000 }, (_, i) => ({ path: `sessions/p/${i}.jsonl`, sessionId: `s${i}`, entryId: `e${i}`, role: "user", source: "user", snippet: `${"ü".repeat(200)} ${i}`, matches: [[0, 3]], score: 1000 - i }));
     const server = await startServer({ stores: [{ root, storage: nodeFsStorage({ root }), searchSessions: async () => many }], port: 0 });
     try {
       expect(await searchServedSessions(server.origin, server.stores[0]!.id, server.token, "zebras", { sources: ["user"], limit: 1000 })).toEqual(many);

@@ -38,7 +38,7 @@ describe("searchWithIndex", () => {
           searchSessions: async (query, options) => {
             asked.push([query, options]);
             options.onProgress?.({ filesDone: 1, filesTotal: 1, bytesDone: 10, bytesTotal: 10 });
-            return [{ path: "sessions/x/best.jsonl", entryId: "e1", role: "user", snippet: "zebras, best", score: 1e9 }];
+            return [{ path: "sessions/x/best.jsonl", entryId: "e1", role: "user", snippet: "zebras, best", matches: [[0, 6]], score: 1e9 }];
           },
         },
       ],
@@ -48,7 +48,7 @@ describe("searchWithIndex", () => {
     const progress: SearchIndexProgress[] = [];
     const hits = await source.searchSessions!("zebras", { includeToolOutput: true, limit: 10, onProgress: (p) => progress.push(p) });
     expect(asked.map(([query, { sources, limit }]) => [query, sources, limit])).toEqual([["zebras", ["user", "assistant", "tool"], 10]]);
-    expect(hits[0]).toEqual({ storeId: "served", path: "sessions/x/best.jsonl", entryId: "e1", role: "user", snippet: "zebras, best" });
+    expect(hits[0]).toEqual({ storeId: "served", path: "sessions/x/best.jsonl", entryId: "e1", role: "user", snippet: "zebras, best", matches: [[0, 6]] });
     expect(hits.slice(1).map((hit) => [hit.storeId, hit.role])).toEqual([
       ["local", "user"],
       ["local", "user"],

@@ -11,7 +11,7 @@ import type { SessionEntry, SessionHeader } from "../../../src/index.js";
 import { buildExportHtml, DATA_MARKER } from "../../../web-demo/src/export/embed.js";
 import { embeddedSource } from "../../../web-demo/src/export/embedded-source.js";
 import { SessionModel } from "../../../web-demo/src/model/session-model.js";
-import { formatCount } from "../../../web-demo/src/render/dom.js";
+import { el, formatCount, markedText } from "../../../web-demo/src/render/dom.js";
 import { renderEntry, type EntryView } from "../../../web-demo/src/render/entry.js";
 import { languageOfPath } from "../../../web-demo/src/render/highlight.js";
 import { renderMarkdown } from "../../../web-demo/src/render/markdown.js";
@@ -213,5 +213,19 @@ describe("HTML export data", () => {
     const back = await embedded!.source.stores[0]!.storage.read(embedded!.path);
     expect(new TextDecoder().decode(back!)).toBe(file);
     expect(await embedded!.source.stores[0]!.storage.read(`blobs/${hash}`)).toEqual(new Uint8Array([1, 2, 3]));
+  });
+});
+
+describe("markedText", () => {
+  const html = (text: string, ranges: [number, number][]) => el("span", {}, ...markedText(text, ranges)).innerHTML;
+
+  it("puts each range in a <mark>, the text between as text (never as HTML)", () => {
+    expect(html("Zebras sleep <b>standing</b>", [[0, 6], [7, 12]])).toBe("<mark>Zebras</mark> <mark>sleep</mark> &lt;b&gt;standing&lt;/b&gt;");
+    expect(html("no match", [])).toBe("no match");
+  });
+
+  it("skips ranges out of order, empty, inverted or past the end (a server's answer is not trusted)", () => {
+    expect(html("abcdef", [[2, 4], [1, 3], [4, 4], [5, 3], [5, 99], [4, 6]])).toBe("ab<mark>cd</mark><mark>ef</mark>");
+    expect(html("abc", [[-1, 2]])).toBe("abc");
   });
 });

@@ -14,7 +14,7 @@ import { resolveImages } from "../../../src/blobs/images.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import { LoadCancelled, loadSession, ONE_TASK_BYTES, readSessionTail, type LoadedSession } from "../data/load-session.js";
 import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
-import { append, dateText, el, formatBytes, preview, type Child } from "../render/dom.js";
+import { append, dateText, el, formatBytes, markedText, preview, type Child } from "../render/dom.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
@@ -482,7 +482,7 @@ export class ViewerApp {
         { type: "button", "data-store": hit.storeId, "data-path": hit.path, "data-entry": hit.entryId ?? undefined },
         el("span", { class: "session-title" }, info?.name ?? preview(info?.firstMessage ?? hit.path, 60)),
         el("span", { class: "hit-role" }, hit.role, this.source.stores.length > 1 ? ` · ${this.source.stores.find((s) => s.id === hit.storeId)?.label ?? hit.storeId}` : ""),
-        el("span", { class: "hit-snippet" }, hit.snippet),
+        el("span", { class: "hit-snippet" }, ...markedText(hit.snippet, hit.matches)),
       ),
     );
   }

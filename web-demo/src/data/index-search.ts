@@ -16,7 +16,7 @@ export const searchWithIndex: SessionSearch = async (source, query, options) => 
   for (const store of source.stores) {
     if (options.isCurrent && !options.isCurrent()) break;
     const hits = await searchStore(store, query, { sources, limit, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
-    for (const hit of hits) found.push({ storeId: store.id, path: hit.path, entryId: hit.entryId, role: hit.role, snippet: hit.snippet, score: hit.score });
+    for (const hit of hits) found.push({ storeId: store.id, path: hit.path, entryId: hit.entryId, role: hit.role, snippet: hit.snippet, matches: hit.matches, score: hit.score });
   }
   return found
     .sort((a, b) => b.score - a.score)

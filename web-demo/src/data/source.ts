@@ -33,7 +33,7 @@ export interface ViewerStore {
 }
 
 export type StoreSearchOptions = Required<Pick<SearchOptions, "sources" | "limit">> & Pick<SearchOptions, "onProgress">;
-export type StoreSearchHit = Pick<SearchHit, "path" | "entryId" | "role" | "snippet" | "score">;
+export type StoreSearchHit = Pick<SearchHit, "path" | "entryId" | "role" | "snippet" | "matches" | "score">;
 
 export interface ListedSession extends SessionInfo {
   storeId: string;
@@ -46,6 +46,8 @@ export interface SessionSearchHit {
   entryId: string | null;
   /** The matching text, cut around the first match. */
   snippet: string;
+  /** Where the query matches in `snippet` (`[start, end)`, in order). */
+  matches: [start: number, end: number][];
   role: string;
 }
 

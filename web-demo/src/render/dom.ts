@@ -47,6 +47,20 @@ export function afterNextPaint(): Promise<void> {
   });
 }
 
+/** `text` with each `[start, end)` of `ranges` (in order, not overlapping; others are skipped) in a <mark>. */
+export function markedText(text: string, ranges: readonly (readonly [number, number])[]): Child[] {
+  const parts: Child[] = [];
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (!(start >= at && end > start && end <= text.length)) continue;
+    if (start > at) parts.push(text.slice(at, start));
+    parts.push(el("mark", {}, text.slice(start, end)));
+    at = end;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
+}
+
 /** The first line of `text`, cut to `max` characters with an ellipsis. */
 export function preview(text: string, max = 80): string {
   const line = text.trim().split("\n", 1)[0] ?? "";
