@@ -49,7 +49,8 @@ export async function searchCommand(run: Run<SearchArgs>): Promise<number> {
     const progress = searchProgress(run.io.stderr, stores.length > 1 ? `sessionkit: search: ${store.label}` : "sessionkit: search", run.args.json && !run.io.stderr.isTTY);
     try {
       const scope = run.args.all ? {} : { dir: storeSessionDir(store.layout, cwd), ...(store.layout === "seed003" ? { cwd } : {}) };
-      const hits = await searchSessions(storage, run.args.target, { ...scope, ...(run.args.sources ? { sources: run.args.sources } : {}), limit, onProgress: progress.onProgress });
+      // One more than shown: whether more match.
+      const hits = await searchSessions(storage, run.args.target, { ...scope, ...(run.args.sources ? { sources: run.args.sources } : {}), limit: limit + 1, onProgress: progress.onProgress });
       for (const hit of hits) found.push({ ...hit, path: storeFileOf(store, hit.path), agent: store.agent, store: store.root });
     } finally {
       progress.done();
@@ -58,6 +59,7 @@ export async function searchCommand(run: Run<SearchArgs>): Promise<number> {
   }
   // Best first over all stores (scores of different indexes compare roughly: both are bm25).
   const hits = found.sort((a, b) => b.score - a.score).slice(0, limit);
+  const more = found.length > limit;
   // Without --all only one project was searched: say which, and how to search them all.
   const scope = run.args.all ? [] : [`searched the sessions of ${cwd} only: --all searches every project`];
   run.print(hits, () => {
@@ -72,7 +74,7 @@ export async function searchCommand(run: Run<SearchArgs>): Promise<number> {
       lines.push(`  ${(hit.entryId ?? "(v1)").padEnd(8)}  ${hit.source.padEnd(9)}  ${oneLine(hit.snippet, 160)}`);
     }
     const sessions = new Set(hits.map((hit) => hit.path)).size;
-    lines.push(`${hits.length} hit${hits.length === 1 ? "" : "s"} in ${sessions} session${sessions === 1 ? "" : "s"}, best first${hits.length === limit ? " (--limit to see more)" : ""}`, ...scope);
+    lines.push(`${hits.length} hit${hits.length === 1 ? "" : "s"} in ${sessions} session${sessions === 1 ? "" : "s"}, best first${more ? " (more match: --limit to see more)" : ""}`, ...scope);
     return lines;
   });
   return 0;

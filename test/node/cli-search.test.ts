@@ -56,6 +56,10 @@ describe("sessionkit search", () => {
     expect(JSON.parse(printed.stdout)).toEqual(inStore(await searchSessions(storage, "zqlantern")));
     expect(JSON.parse(printed.stdout)).toHaveLength(9);
     await storage.close();
+    // "More match" only when more do: 9 hits under --limit 9 are all of them.
+    expect((await sk("search", "zqlantern", "--all", "--limit", "9")).stdout).toMatch(/9 hits in \d+ sessions?, best first\n/);
+    expect((await sk("search", "zqlantern", "--all", "--limit", "8")).stdout).toMatch(/8 hits in \d+ sessions?, best first \(more match: --limit to see more\)/);
+    expect(JSON.parse((await sk("search", "zqlantern", "--all", "--limit", "8", "--json")).stdout)).toHaveLength(8);
   });
 
   it("without --json, a cold index of many files reports files and bytes on stderr; a warm one is silent", async () => {
@@ -63,7 +67,7 @@ describe("sessionkit search", () => {
     const cold = await sk("search", "zqkettle", "--all", "--limit", "5");
     expect(cold.code).toBe(0);
     expect(cold.stderr).toMatch(/sessionkit: search: 60\/60 session files indexed \(\d+(\.\d)? of \d+(\.\d)? MB\)/);
-    expect(cold.stdout).toMatch(/5 hits in \d+ sessions?, best first \(--limit to see more\)/);
+    expect(cold.stdout).toMatch(/5 hits in \d+ sessions?, best first \(more match: --limit to see more\)/);
     const warm = await sk("search", "zqkettle", "--all");
     expect(warm.stderr).toBe("");
     expect(warm.stdout).toContain("zqkettle");
