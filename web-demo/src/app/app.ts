@@ -1,6 +1,6 @@
 /**
  * The viewer app over a StoreSource: the list of every session across its stores (filtered as
- * you type), search across sessions, one session open in a SessionView, the address kept in step
+ * you type), search across sessions (session-search.ts), one session open in a SessionView, the address kept in step
  * with what is shown, keys, theme. main.ts runs it over the browser's store, export-main.ts over
  * the session an exported HTML file carries.
  *
@@ -13,12 +13,13 @@ import { encodeJsonl } from "../../../src/format/session-file.js";
 import { resolveImages } from "../../../src/blobs/images.js";
 import type { SessionEntry } from "../../../src/format/types.js";
 import { LoadCancelled, loadSession, ONE_TASK_BYTES, readSessionTail, type LoadedSession } from "../data/load-session.js";
-import type { ListedSession, SessionSearchHit, StoreSource, ViewerStore } from "../data/source.js";
-import { append, dateText, el, formatBytes, markedText, preview, type Child } from "../render/dom.js";
+import type { ListedSession, StoreSource, ViewerStore } from "../data/source.js";
+import { append, dateText, el, formatBytes, preview, type Child } from "../render/dom.js";
 import { yieldToEventLoop } from "../model/filters.js";
 import { renderError } from "../render/import-report.js";
 import { readLink, linkHash, linkUrl, type LinkState } from "./links.js";
 import { closeImageModal } from "./image-modal.js";
+import { SessionSearch } from "./session-search.js";
 import { SessionView, type SessionAction } from "./session-view.js";
 import { themeButton } from "./theme.js";
 import { closeInsights, insightsAction, insightsButton, readInsightsLink, type InsightsHost, type OpenInsights } from "../insights/link.js";
@@ -50,8 +51,6 @@ const LIST_KEY = "sessionkit-viewer.list";
  */
 const PREVIEW_FROM_BYTES = 32 << 20;
 const PREVIEW_BYTES = 2 << 20;
-/** Hits of a search across sessions shown, best first (one more is asked for, to tell whether more match). */
-const HITS_SHOWN = 200;
 /** Wide enough for the list, the tree and a message column of 760 px and more. */
 const WIDE = "(min-width: 1500px)";
 /** Too narrow for a docked list whatever the choice: it is a drawer. */
@@ -77,13 +76,11 @@ export class ViewerApp {
   readonly #listFilter: HTMLInputElement;
   readonly #storeFilter: HTMLSelectElement;
   readonly #list: HTMLElement;
-  readonly #globalSearch: HTMLInputElement;
-  readonly #globalResults: HTMLElement;
+  readonly #search: SessionSearch;
   readonly #sessionPane: HTMLElement;
   readonly #notices: HTMLElement;
   readonly root: HTMLElement;
   #tasks = 0;
-  #searchSeq = 0;
   readonly #listToggle: HTMLButtonElement | null;
   readonly #listPin: HTMLButtonElement;
   #listDocked: boolean;
@@ -94,9 +91,15 @@ export class ViewerApp {
     this.#listFilter = el("input", { type: "search", id: "session-filter", placeholder: "Filter sessions…", "aria-label": "Filter sessions", autocomplete: "off" });
     this.#storeFilter = el("select", { id: "store-filter", "aria-label": "Store" });
     this.#list = el("div", { id: "session-list", class: "session-list" });
-    this.#globalSearch = el("input", { type: "search", id: "global-search", placeholder: "Search all sessions… (Enter)", "aria-label": "Search all sessions", autocomplete: "off" });
-    const includeTools = el("input", { type: "checkbox", id: "global-include-tools" });
-    this.#globalResults = el("div", { id: "global-results", class: "global-results", "aria-live": "polite" });
+    this.#search = new SessionSearch({
+      source: options.source,
+      sessions: () => this.#sessions,
+      run: (task) => void this.run(task),
+      onOpen: (storeId, path, entryId) => {
+        this.#closeDrawer();
+        void this.run(() => this.openSession(storeId, path, entryId ? { targetId: entryId, leafId: null, openEntry: true } : {}));
+      },
+    });
     this.#sessionPane = el("main", { id: "session-pane", class: "session-pane", "aria-label": "Session" });
     this.#notices = el("div", { id: "notices", class: "notices-bar", "aria-live": "polite" });
     this.#listPin = el("button", { type: "button", id: "list-pin", class: "header-btn", "aria-pressed": "false", title: "Keep the list beside the session (remembered)" }, "Pin");
@@ -109,9 +112,9 @@ export class ViewerApp {
         el("div", { class: "list-heading" }, el("h2", {}, "Sessions"), this.#listPin),
         this.#listFilter,
         this.#storeFilter,
-        ...(options.source.searchSessions ? [this.#globalSearch, el("label", { class: "checkbox" }, includeTools, " include tool output")] : []),
+        ...(options.source.searchSessions ? this.#search.controls : []),
       ),
-      this.#globalResults,
+      this.#search.results,
       this.#list,
     );
     const bar = el(
@@ -140,20 +143,11 @@ export class ViewerApp {
     bar.querySelector("#keys-help")!.addEventListener("click", () => toggleKeysHelp());
     this.#listFilter.addEventListener("input", () => this.#renderList());
     this.#storeFilter.addEventListener("change", () => this.#renderList());
-    this.#globalSearch.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") void this.run(() => this.#searchAll(this.#globalSearch.value, includeTools.checked));
-    });
     this.#list.addEventListener("click", (event) => {
       const item = (event.target as Element).closest<HTMLElement>("[data-path]");
       if (!item) return;
       this.#closeDrawer();
       void this.run(() => this.openSession(item.dataset.store!, item.dataset.path!, {}));
-    });
-    this.#globalResults.addEventListener("click", (event) => {
-      const hit = (event.target as Element).closest<HTMLElement>("[data-path]");
-      if (!hit) return;
-      this.#closeDrawer();
-      void this.run(() => this.openSession(hit.dataset.store!, hit.dataset.path!, hit.dataset.entry ? { targetId: hit.dataset.entry, leafId: null, openEntry: true } : {}));
     });
     document.addEventListener("keydown", (event) => this.#onKey(event));
     window.addEventListener("hashchange", () => void this.run(async () => void (await this.#followAddress())));
@@ -444,46 +438,6 @@ export class ViewerApp {
       own.length > 0 ? el("ul", {}, ...own.map(item)) : null,
       samples.length > 0 ? el("h2", { class: "list-group", id: "samples-heading" }, "Samples", el("span", { class: "muted" }, " · made by sessionkit to show the viewer")) : null,
       samples.length > 0 ? el("ul", { "aria-labelledby": "samples-heading" }, ...samples.map(item)) : null,
-    );
-  }
-
-  async #searchAll(query: string, includeToolOutput: boolean): Promise<void> {
-    const seq = ++this.#searchSeq;
-    if (!query.trim()) {
-      this.#globalResults.replaceChildren();
-      return;
-    }
-    const status = el("p", { class: "list-count" }, "Searching…");
-    this.#globalResults.replaceChildren(status);
-    const found = await this.source.searchSessions!(query, {
-      includeToolOutput,
-      limit: HITS_SHOWN + 1,
-      isCurrent: () => seq === this.#searchSeq,
-      // The first search, and one after many changes, brings the index up to date first.
-      onProgress: ({ filesDone, filesTotal, bytesDone, bytesTotal }) =>
-        (status.textContent = `Indexing ${filesDone} / ${filesTotal} changed sessions (${formatBytes(bytesDone)} of ${formatBytes(bytesTotal)})…`),
-    });
-    if (seq !== this.#searchSeq) return;
-    const hits = found.slice(0, HITS_SHOWN);
-    const count = found.length > HITS_SHOWN ? `The ${HITS_SHOWN} best hits (more match)` : `${hits.length} ${hits.length === 1 ? "hit" : "hits"}`;
-    this.#globalResults.replaceChildren(
-      el("p", { class: "list-count" }, `${count} for “${query}”`),
-      el("ul", {}, ...hits.map((hit) => this.#renderHit(hit))),
-    );
-  }
-
-  #renderHit(hit: SessionSearchHit): HTMLElement {
-    const info = this.#sessions.find((s) => s.storeId === hit.storeId && s.path === hit.path);
-    return el(
-      "li",
-      { class: "search-hit" },
-      el(
-        "button",
-        { type: "button", "data-store": hit.storeId, "data-path": hit.path, "data-entry": hit.entryId ?? undefined },
-        el("span", { class: "session-title" }, info?.name ?? preview(info?.firstMessage ?? hit.path, 60)),
-        el("span", { class: "hit-role" }, hit.role, this.source.stores.length > 1 ? ` · ${this.source.stores.find((s) => s.id === hit.storeId)?.label ?? hit.storeId}` : ""),
-        el("span", { class: "hit-snippet" }, ...markedText(hit.snippet, hit.matches)),
-      ),
     );
   }
 
