@@ -132,7 +132,7 @@ test("the list across stores: each store by agent and place, every session of ea
   ]);
   await openServed(page);
   // The tab keeps the token: it is not left in the address for links and history.
-  expect(page.url()).not.toContain("token=");
+  await expect(page).not.toHaveURL(/token=/);
   await expect(page.locator("#served-by")).toHaveText("sessionkit serve · 3 stores · read-only");
   await showSessionList(page);
   const total = 3 + SAMPLE_STORE_SESSIONS;
@@ -178,7 +178,7 @@ test("opening a session: the sample's header figures, every filter, search in th
 test("deep links survive a reload: the token the tab kept (sessionStorage) authenticates the page", async ({ page }) => {
   await openSample(page);
   await checkDeepLinks(page);
-  expect(page.url()).not.toContain("token=");
+  await expect(page).not.toHaveURL(/token=/);
 });
 
 test("a link to a session: its first bytes are asked for as the page starts (its size too when they may not be all of it), before the app opens its WebSocket, and loading asks nothing more; it is shown before the list is read", async ({ page }) => {
@@ -322,7 +322,7 @@ test("a second tab from the printed URL and a reload stay signed in; a tab witho
       const page = await fresh.newPage();
       await page.goto(address);
       await expect(page.locator("#token-needed")).toContainText("open the URL sessionkit serve printed");
-      expect(page.url()).not.toContain("token=");
+      await expect(page).not.toHaveURL(/token=/);
     } finally {
       await fresh.close();
     }

@@ -19,12 +19,6 @@ import { openInsights } from "./insights/open.js";
 export function startServeMode(answer: StoresAnswer, token: string | undefined, prefetch: SessionPrefetch | null): boolean {
   const served = servedStores(answer, token);
   if (served === null) return false;
-  // The tab keeps the token (sessionStorage): keep it out of links, history and screenshots.
-  const address = new URL(location.href);
-  if (address.searchParams.has("token")) {
-    address.searchParams.delete("token");
-    history.replaceState(null, "", address);
-  }
   if (served === "token-needed") {
     document.body.append(el("p", { id: "token-needed", class: "empty" }, "This page needs its access token: open the URL sessionkit serve printed (it ends in ?token=…)."));
     return true;

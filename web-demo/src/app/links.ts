@@ -39,7 +39,13 @@ export function linkHash(state: LinkState): string {
   return `#${params.toString()}`;
 }
 
-/** The full address of a state: this page with the state's fragment. */
-export function linkUrl(state: LinkState): string {
-  return `${location.href.split("#")[0]}${linkHash(state)}`;
+/**
+ * The full address of a state: this page with the state's fragment, never with the served page's
+ * `?token=` (the tab keeps it; the address loses it only after the first paint, serve-source.ts).
+ */
+export function linkUrl(state: LinkState, page: string = location.href): string {
+  const address = new URL(page);
+  address.searchParams.delete("token");
+  address.hash = "";
+  return `${address.href}${linkHash(state)}`;
 }

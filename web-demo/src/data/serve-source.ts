@@ -31,13 +31,32 @@ export interface Served {
 export function servedStores(answer: StoresAnswer, token: string | undefined): Served | "token-needed" | null {
   if (answer.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
+    dropTokenFromAddress();
     return "token-needed";
   }
   const parsed = servedStoresSchema.safeParse(answer.body);
   if (!answer.ok || !parsed.success) return null;
-  // After the first paint: a page's first use of sessionStorage waits on the browser process (1–77 ms measured).
-  if (token !== undefined) void afterNextPaint().then(() => sessionStorage.setItem(TOKEN_KEY, token));
+  if (token !== undefined) void afterNextPaint().then(() => keepToken(token));
   return { stores: parsed.data, token };
+}
+
+/**
+ * The tab keeps the token (sessionStorage), and the address loses it: it stays out of links,
+ * history and screenshots. Done after the first paint, as both wait on the browser process: a
+ * page's first use of sessionStorage took 1–77 ms, and the address change 5–7 ms of the task that
+ * renders the first entries.
+ */
+function keepToken(token: string): void {
+  sessionStorage.setItem(TOKEN_KEY, token);
+  dropTokenFromAddress();
+}
+
+/** This page's address without its `?token=`, when it has one. */
+function dropTokenFromAddress(): void {
+  const address = new URL(location.href);
+  if (!address.searchParams.has("token")) return;
+  address.searchParams.delete("token");
+  history.replaceState(null, "", address);
 }
 
 /**
