@@ -210,7 +210,7 @@ test("a link to a session: its first bytes are asked for as the page starts (its
   await expect(sessionItems(page)).toHaveCount(3 + SAMPLE_STORE_SESSIONS);
 });
 
-test("the page's inline boot script asks for the stores and the linked session while the app's first script is still on its way, each once; the page's policy allows it by its hash and refuses any other inline script", async ({ page }) => {
+test("the page's inline boot script asks for the stores and the linked session while the app's first script is still on its way, each once; the page's policy allows it by its hash and refuses any other inline script or style", async ({ page }) => {
   const asked: string[] = [];
   page.on("request", (request) => {
     const path = decodeURIComponent(new URL(request.url()).pathname);
@@ -222,7 +222,7 @@ test("the page's inline boot script asks for the stores and the linked session w
   const file = `/api/stores/${store}/files/${zebrasPath}`;
   let askedBeforeApp = false;
   const apiAtFirstEntry = await watchApiAtFirstEntry(page);
-  await page.route(/\/assets\/index-[^/]*\.js$/, async (route) => {
+  await page.route(/\/assets\/app-[^/]*\.js$/, async (route) => {
     const deadline = Date.now() + 5000;
     while (!(asked.includes("GET /api/stores") && asked.includes(`GET ${file}`)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     askedBeforeApp = asked.includes("GET /api/stores") && asked.includes(`GET ${file}`);
@@ -234,10 +234,11 @@ test("the page's inline boot script asks for the stores and the linked session w
   // The app took the boot script's requests instead of making its own (the list, read after the first entry, reads the file again).
   expect(await apiAtFirstEntry()).toEqual(["/api/stores", file]);
   expect(violations).toEqual([]);
-  // The header's policy allows the page's one inline script by its hash, and nothing inline besides.
+  // The header's policy allows the page's two inline scripts (its entry and the boot script) and its stylesheet by their hashes, and nothing inline besides.
   const served = await page.request.get(serveUrl.href);
   const policy = served.headers()["content-security-policy"]!;
-  expect(policy).toMatch(/script-src 'self' 'wasm-unsafe-eval' 'sha256-[A-Za-z0-9+/]+=*';/);
+  expect(policy).toMatch(/script-src 'self' 'wasm-unsafe-eval' 'sha256-[A-Za-z0-9+/]+=*' 'sha256-[A-Za-z0-9+/]+=*';/);
+  expect(policy).toMatch(/style-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
   expect(policy).not.toContain("unsafe-inline");
   const refused = await page.evaluate(async () => {
     const seen = new Promise<string>((resolve) => document.addEventListener("securitypolicyviolation", (event) => resolve(event.violatedDirective), { once: true }));
@@ -247,6 +248,14 @@ test("the page's inline boot script asks for the stores and the linked session w
     return { directive: await seen, ran: (window as unknown as { injectedRan?: boolean }).injectedRan === true };
   });
   expect(refused).toEqual({ directive: "script-src-elem", ran: false });
+  const restyled = await page.evaluate(async () => {
+    const seen = new Promise<string>((resolve) => document.addEventListener("securitypolicyviolation", (event) => resolve(event.violatedDirective), { once: true }));
+    const style = document.createElement("style");
+    style.textContent = "body { display: none !important; }";
+    document.head.append(style);
+    return { directive: await seen, display: getComputedStyle(document.body).display };
+  });
+  expect(restyled).toEqual({ directive: "style-src-elem", display: "block" });
 });
 
 test("without the boot script (a page whose policy refuses it) the app asks for the stores and the linked session itself, once each", async ({ page }) => {

@@ -1,7 +1,7 @@
 /**
- * The viewer, built by `vite build web-demo` into web-demo/dist: the app (index.html, its
- * scripts and styles as files, a Content Security Policy in a meta tag forbidding inline and
- * remote script), and the export template (dist/export-template.html: the same viewer as one
+ * The viewer, built by `vite build web-demo` into web-demo/dist: the app (index.html with its boot
+ * script, entry and stylesheet inline, its other scripts as files, a Content Security Policy in a
+ * meta tag allowing no inline script or style but those, by hash, and no remote one), and the export template (dist/export-template.html: the same viewer as one
  * file, script and style inline and allowed by their sha-256 in its own policy), which
  * `sessionkit export --html` and the viewer's "Export HTML" fill with a session. The template's
  * script is what the first screen needs; highlight.js is a block of its own that runs after the
@@ -10,10 +10,10 @@
  */
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build, defineConfig, type Plugin } from "vite";
-import { appCsp, appCspHeader, cspHash, inlineScriptHashes } from "./app-csp.js";
+import { build, defineConfig, type Plugin, type Rollup } from "vite";
+import { appCspHeader, appPageCsp, cspHash } from "./app-csp.js";
 import { HIGHLIGHT_BLOCK_ID } from "./src/export/highlight-modules.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
@@ -23,10 +23,13 @@ const cacheDir = fileURLToPath(new URL("../node_modules/.vite-viewer", import.me
 const inlineSafe = (code: string) => code.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--");
 
 /**
- * index.html's boot script (src/boot.ts, built as a classic script and put inline: it asks the
- * server for what the page shows while the app's files load) and its policy in a meta tag,
- * allowing the page's inline scripts by their hash. The script comes before the stylesheet: a
- * script after it would wait for it.
+ * index.html as served: its boot script (src/boot.ts, built as a classic script: it asks the server
+ * for what the page shows while the app's chunk loads), its entry (main.ts's chunk, 1 KB) and its
+ * stylesheet inline, and its policy in a meta tag allowing them by their hash. Before it can run,
+ * the page then asks for one file, the app's chunk: each request more cost the browser, its network
+ * service and the server CPU that a 2-core machine shares with the first render (the entry and the
+ * stylesheet as files: the first entry 8 ms later, paired median of 40 pages). The boot script
+ * comes before the stylesheet, as it did before a stylesheet link: a script after one waits for it.
  */
 function appPage(): Plugin {
   let minify: boolean | "oxc" | "terser" | "esbuild" = true;
@@ -42,10 +45,58 @@ function appPage(): Plugin {
         const boot = inlineSafe((await classicScript(join(root, "src", "boot.ts"), minify)).trim());
         const page = html.replace(/\n\s*<link rel="stylesheet"/, (link) => `\n    <script>${boot}</script>${link}`);
         if (!page.includes(boot)) throw new Error("app build: no stylesheet link in index.html to put the boot script before");
-        return page.replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${appCsp(inlineScriptHashes(page))}" />`);
+        return page;
+      },
+    },
+    // Last: the entry's code is final only once Vite has written its preloads into it.
+    generateBundle: {
+      order: "post",
+      handler(_options, bundle) {
+        const html = bundle["index.html"];
+        const entry = Object.values(bundle).find((output) => output.type === "chunk" && output.isEntry && output.facadeModuleId === join(root, "index.html"));
+        if (html?.type !== "asset" || typeof html.source !== "string" || entry?.type !== "chunk") throw new Error("app build: no index.html, or no entry chunk of it");
+        const page = inlineStylesheet(inlineEntry(html.source, entry, bundle), bundle);
+        html.source = page.replace("<head>", () => `<head>\n    <meta http-equiv="Content-Security-Policy" content="${appPageCsp(page)}" />`);
       },
     },
   };
+}
+
+/**
+ * `page` with its entry chunk's code in place of the script tag that loads it, the chunk's file
+ * left out of the build. The code names the files beside it (./app-….js); inline, a name is
+ * resolved against the page, so each is named from there. Nothing may import the entry: a
+ * module inline and one from its file would be two.
+ */
+function inlineEntry(page: string, entry: Rollup.OutputChunk, bundle: Rollup.OutputBundle): string {
+  const importers = Object.values(bundle).filter((output) => output.type === "chunk" && (output.imports.includes(entry.fileName) || output.dynamicImports.includes(entry.fileName)));
+  if (importers.length > 0) throw new Error(`app build: ${importers.map((output) => output.fileName).join(", ")} import(s) the entry ${entry.fileName}, which the page inlines`);
+  const dir = `${posix.dirname(entry.fileName)}/`;
+  let code = entry.code;
+  for (const file of Object.keys(bundle)) {
+    if (!file.startsWith(dir)) continue;
+    const name = file.slice(dir.length);
+    for (const quote of ['"', "'", "`"]) code = code.replaceAll(`${quote}./${name}${quote}`, `${quote}./${file}${quote}`);
+  }
+  const unplaced = [...code.matchAll(/["'`](\.\.?\/[^"'`]*)/g)].map((match) => match[1]!).filter((name) => !name.startsWith(`./${dir}`));
+  if (unplaced.length > 0) throw new Error(`app build: the entry ${entry.fileName} names ${unplaced.join(", ")}, not files of this build`);
+  if (code.includes("__VITE_")) throw new Error(`app build: the entry ${entry.fileName} still holds a placeholder of Vite's`);
+  const tag = `<script type="module" crossorigin src="./${entry.fileName}"></script>`;
+  if (!page.includes(tag)) throw new Error(`app build: no ${tag} in index.html`);
+  delete bundle[entry.fileName];
+  return page.replace(tag, () => `<script type="module">${inlineSafe(code)}</script>`);
+}
+
+/** `page` with its one stylesheet's text in place of its link (cssCodeSplit off: one for the app), the file left out of the build. */
+function inlineStylesheet(page: string, bundle: Rollup.OutputBundle): string {
+  const links = [...page.matchAll(/<link rel="stylesheet" crossorigin href="\.\/([^"]+)">/g)];
+  const asset = links.length === 1 ? bundle[links[0]![1]!] : undefined;
+  if (asset?.type !== "asset" || typeof asset.source !== "string") throw new Error(`app build: expected one stylesheet link in index.html, found ${links.length}`);
+  const name = posix.basename(asset.fileName);
+  const loaders = Object.values(bundle).filter((output) => output.type === "chunk" && output.code.includes(name));
+  if (loaders.length > 0) throw new Error(`app build: ${loaders.map((output) => output.fileName).join(", ")} load(s) ${name}, which the page inlines`);
+  delete bundle[asset.fileName];
+  return page.replace(links[0]![0], () => `<style>${(asset.source as string).replace(/<\/(style)/gi, "<\\/$1")}</style>`);
 }
 
 /** `vite preview` sends the policy as `sessionkit serve` does: the built page's, as a header. */
@@ -63,73 +114,35 @@ function previewCsp(): Plugin {
 }
 
 /**
- * index.html preloads the serve mode's chunks (the app's, mostly shared with the static mode) before
- * the page's first script: main.ts imports them as it starts, and they load (and compile) beside
- * it instead of after it.
+ * The page's first modules in one chunk, `app`: every module main.ts imports statically (the app
+ * both modes share, the serve mode, marked, DOMPurify, zod, the HTTP port), which index.html
+ * preloads beside its entry. The page asks its server for the stores and the session's first bytes
+ * as soon as its boot script runs; a browser opens 6 connections to a server, and with the app in
+ * 11 files those requests waited behind the files' (by ~400 ms on the bench machine). In 4 files
+ * (entry, serve mode, app, loader helper) each connection and request still cost CPU that a 2-core
+ * machine shares with the first render: in one, the first entry came 4 ms sooner (paired median of
+ * 24 pages). Returns the plugin that finds the modules and the group that makes the chunk of them.
  */
-function preloadApp(): Plugin {
-  return {
-    name: "sessionkit-preload-app",
-    apply: "build",
-    transformIndexHtml: {
-      order: "post",
-      handler(html, context) {
-        const bundle = context.bundle;
-        if (!bundle) return html;
-        const entry = Object.values(bundle).find((output) => output.type === "chunk" && output.facadeModuleId === join(root, "src", "serve-mode.ts"));
-        if (!entry) throw new Error("app build: no chunk for src/serve-mode.ts");
-        const files = new Set<string>();
-        const visit = (file: string) => {
-          const chunk = bundle[file];
-          if (files.has(file) || chunk?.type !== "chunk") return;
-          files.add(file);
-          for (const imported of chunk.imports) visit(imported);
-        };
-        visit(entry.fileName);
-        // First in the head, the largest first: the serve mode's chunk is the last file the page
-        // waits for, and a browser has 6 connections to a server for the page's 8 first requests.
-        const size = (file: string) => (bundle[file]?.type === "chunk" ? (bundle[file] as { code: string }).code.length : 0);
-        const tags = [...files]
-          .filter((file) => !html.includes(file))
-          .sort((a, b) => size(b) - size(a))
-          .map((file) => ({ tag: "link", attrs: { rel: "modulepreload", crossorigin: true, href: `./${file}` }, injectTo: "head-prepend" as const }));
-        return { html, tags };
-      },
-    },
-  };
-}
-
-/**
- * The serve mode's first modules in one chunk: every module serve-mode.ts imports statically
- * (the app, marked, DOMPurify, zod, the HTTP port), less those of the page's first script. The
- * page asks its server for the stores and the session's first bytes as soon as that script runs;
- * a browser opens 6 connections to a server, and with the app in 11 files those requests waited
- * behind the files' (by ~400 ms on the bench machine). Returns the plugin that finds the modules
- * and the group that makes the chunk of them.
- */
-function serveFirstChunk(): { plugin: Plugin; group: { name: string; test: (id: string) => boolean; includeDependenciesRecursively: boolean } } {
+function appChunk(): { plugin: Plugin; group: { name: string; test: (id: string) => boolean; includeDependenciesRecursively: boolean } } {
   const modules = new Set<string>();
   const plugin: Plugin = {
-    name: "sessionkit-serve-first-chunk",
+    name: "sessionkit-app-chunk",
     apply: "build",
     buildEnd() {
-      const reachable = (from: string) => {
-        const seen = new Set<string>();
-        const visit = (id: string) => {
-          if (seen.has(id)) return;
-          seen.add(id);
-          for (const imported of this.getModuleInfo(id)?.importedIds ?? []) visit(imported);
-        };
-        visit(from);
-        return seen;
+      const visit = (id: string) => {
+        if (modules.has(id)) return;
+        modules.add(id);
+        for (const imported of this.getModuleInfo(id)?.importedIds ?? []) visit(imported);
       };
-      const first = reachable(join(root, "src", "main.ts"));
-      for (const id of reachable(join(root, "src", "serve-mode.ts"))) if (!first.has(id)) modules.add(id);
+      // Not main.ts itself: its top-level await takes the static mode's chunk, which imports this
+      // one; in here, it would wait for itself.
+      const main = join(root, "src", "main.ts");
+      for (const imported of this.getModuleInfo(main)?.importedIds ?? []) visit(imported);
     },
   };
-  return { plugin, group: { name: "serve-app", test: (id) => modules.has(id), includeDependenciesRecursively: false } };
+  return { plugin, group: { name: "app", test: (id) => modules.has(id), includeDependenciesRecursively: false } };
 }
-const serveFirst = serveFirstChunk();
+const firstChunk = appChunk();
 
 /** In the export build: the export's highlight.js loader (a block of the page) in place of the app's (chunks). */
 function exportHighlighter(): Plugin {
@@ -243,10 +256,19 @@ export default defineConfig({
   base: "./",
   // Its own cache: never share pre-bundled deps with vitest or the e2e test page.
   cacheDir,
-  build: { outDir: "dist", emptyOutDir: true, target: "es2022", rolldownOptions: { output: { codeSplitting: { groups: [serveFirst.group] } } } },
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2022",
+    // One stylesheet, inline in the page (appPage): no chunk loads one of its own.
+    cssCodeSplit: false,
+    // Every browser the app targets preloads modules itself.
+    modulePreload: { polyfill: false },
+    rolldownOptions: { output: { codeSplitting: { groups: [firstChunk.group] } } },
+  },
   // The OPFS adapter starts a module worker that imports the rpc code: ES module output.
   worker: { format: "es" },
-  plugins: [serveFirst.plugin, preloadApp(), appPage(), previewCsp(), exportTemplate()],
+  plugins: [firstChunk.plugin, appPage(), previewCsp(), exportTemplate()],
   server: { host: "127.0.0.1", port: 4174, strictPort: true },
   preview: { host: "127.0.0.1", port: 4174, strictPort: true },
 });

@@ -258,11 +258,12 @@ describe("sessionkit serve's HTTP API", () => {
     expect((await fetch(url("/changes?dir=auth.json"))).status).toBe(403);
   });
 
-  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included and index.html's inline script allowed by its hash (no other); its scripts do not need one; pages are never cached, its assets (named by their content's hash) for good", async () => {
+  it("the viewer's pages carry the app's Content Security Policy as a header, frame-ancestors 'none' included and index.html's inline script and stylesheet allowed by their hashes (no others); its scripts do not need one; pages are never cached, its assets (named by their content's hash) for good", async () => {
     const viewerDir = await mkdtemp(join(tmpdir(), "sessionkit-serve-viewer-"));
     await mkdir(join(viewerDir, "assets"));
     const boot = "globalThis.booted = 1;";
-    await writeFile(join(viewerDir, "index.html"), `<!doctype html><title>viewer</title><script type="module" src="./assets/app.js"></script><script>${boot}</script>`);
+    const style = "body { margin: 0; }";
+    await writeFile(join(viewerDir, "index.html"), `<!doctype html><title>viewer</title><script type="module" src="./assets/app.js"></script><script>${boot}</script><style>${style}</style>`);
     await writeFile(join(viewerDir, "assets", "app.js"), "export {};");
     const viewer = await serveTempStore({ viewerDir });
     try {
@@ -270,8 +271,10 @@ describe("sessionkit serve's HTTP API", () => {
       expect(page.status).toBe(200);
       const bootHash = `'sha256-${createHash("sha256").update(boot).digest("base64")}'`;
       const policy = page.headers.get("content-security-policy") ?? "";
+      const styleHash = `'sha256-${createHash("sha256").update(style).digest("base64")}'`;
       expect(policy).toContain(`script-src 'self' 'wasm-unsafe-eval' ${bootHash};`);
-      expect(policy.match(/'sha256-/g)).toHaveLength(1);
+      expect(policy).toContain(`style-src 'self' ${styleHash};`);
+      expect(policy.match(/'sha256-/g)).toHaveLength(2);
       expect(policy).not.toContain("unsafe-inline");
       expect(policy).toMatch(/; frame-ancestors 'none'$/);
       expect(await page.text()).toContain("<title>viewer</title>");
