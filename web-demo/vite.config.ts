@@ -1,7 +1,8 @@
 /**
  * The viewer, built by `vite build web-demo` into web-demo/dist: the app (index.html with its boot
  * script, entry and stylesheet inline, its other scripts as files, a Content Security Policy in a
- * meta tag allowing no inline script or style but those, by hash, and no remote one), and the export template (dist/export-template.html: the same viewer as one
+ * meta tag allowing no inline script or style but those, by hash, and no remote one), and the
+ * export template (dist/export-template.html: the same viewer as one
  * file, script and style inline and allowed by their sha-256 in its own policy), which
  * `sessionkit export --html` and the viewer's "Export HTML" fill with a session. The template's
  * script is what the first screen needs; highlight.js is a block of its own that runs after the
