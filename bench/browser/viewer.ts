@@ -8,9 +8,9 @@
  * entries, all in the same Chromium, a fresh context (empty cache) per page:
  * - first entry visible: navigation start → the first frame that lays a message element out inside
  *   the viewport (pi: a child of #messages; ours: #messages .entry): an IntersectionObserver on
- *   each as a MutationObserver sees it arrive, its entry's time; the median of ROUNDS pages (up
- *   to 1,000 entries; LARGE_ROUNDS above, whose pages take seconds), pi, export and serve taking
- *   turns;
+ *   each as a MutationObserver sees it arrive, its entry's time; the median of SMALL_ROUNDS pages
+ *   for a small session, ROUNDS up to 1,000 entries, LARGE_ROUNDS above (their pages take
+ *   seconds), pi, export and serve taking turns, in reverse order every other round;
  * - DOM nodes once loaded, and the longest task while loading (PerformanceObserver "longtask");
  * - scrolling (once per file): the message list and the tree scrolled end to end (60 steps each,
  *   a frame apart): the longest task and the tasks over 200 ms.
@@ -42,7 +42,13 @@ const RESULTS = join(HERE, "viewer-results.md");
 /** The small session: 40 asked for, 47 written (52 KB), as a short chat is. */
 const SMALL = 40;
 const SIZES = [SMALL, 1_000, 10_000, 100_000];
-/** Pages per kind and size: a page of a small session is one short load, and this machine's load moves it by 2x. */
+/**
+ * Pages per kind and size. A small session's page is one short load that this machine's load
+ * moves by up to 2×: over 9 pages the median of pi's moved from 194 to 173 ms between two runs 16
+ * minutes apart, and the served page's ratio with it (0.77× to 1.00×, one build); 25 pages cost the
+ * section about a minute more.
+ */
+const SMALL_ROUNDS = 25;
 const ROUNDS = 9;
 const LARGE_ROUNDS = 3;
 const LIMIT_MS = 120_000;
@@ -257,7 +263,7 @@ export interface ViewerSectionOptions {
 export async function runViewerSection(options: ViewerSectionOptions = {}): Promise<string> {
   const started = new Date();
   const sizes = options.sizes ?? SIZES;
-  const roundsOf = (entries: number) => options.rounds ?? (entries <= 1_000 ? ROUNDS : LARGE_ROUNDS);
+  const roundsOf = (entries: number) => options.rounds ?? (entries <= SMALL_MAX_ENTRIES ? SMALL_ROUNDS : entries <= 1_000 ? ROUNDS : LARGE_ROUNDS);
   const throttle = options.throttle ?? 1;
   const work = join(VIEWER_DATA_DIR, "build");
   await rm(work, { recursive: true, force: true });
@@ -299,7 +305,8 @@ export async function runViewerSection(options: ViewerSectionOptions = {}): Prom
       const results = new Map<Kind, Measured>(kinds.map((kind) => [kind, { loads: [] }]));
       const rounds = roundsOf(session.entries);
       for (let round = 0; round < rounds; round++) {
-        for (const kind of kinds) {
+        // Each kind's page follows each other's as often: a page loads while the last one's context closes.
+        for (const kind of round % 2 === 0 ? kinds : [...kinds].reverse()) {
           const measured = results.get(kind)!;
           if (failure(measured) !== undefined) continue; // a failure repeats: pi at 10k entries and more
           const { load, scroll } = await measure(browser, urls[kind], kind, { throttle, scroll: round === 0 && kind !== "serve" });
@@ -339,7 +346,7 @@ export async function runViewerSection(options: ViewerSectionOptions = {}): Prom
     await browser.close();
     await serve.stop();
   }
-  const roundsText = options.rounds === undefined ? `${ROUNDS} pages up to 1,000 entries, ${LARGE_ROUNDS} above` : `${options.rounds} pages`;
+  const roundsText = options.rounds === undefined ? `${SMALL_ROUNDS} pages for the small session, ${ROUNDS} up to 1,000 entries, ${LARGE_ROUNDS} above` : `${options.rounds} pages`;
   const table = ["| entries | measurement | ours | pi's export | ratio | target | result |", "|---|---|---|---|---:|---|---|", ...rows].join("\n");
   const report = `# Viewer bench: pi's HTML export vs ours
 
@@ -349,7 +356,7 @@ ${table}
 
 Sessions written by pi's SessionManager (test/shared/viewer-session.ts): turns of user → (assistant tool call → tool result)* → answer, with branches, branch summaries, compactions, labels, model and thinking changes; ~1.2 KB per entry. pi's file is its \`exportFromFile\` of the session; the export is the viewer's export template filled as \`sessionkit export --html\` fills it, opened from file://; serve is \`sessionkit serve\`'s server (bench/browser/serve-process.ts, a process of its own, read-only, already running) over a store holding these sessions, the page opened at the session's address (\`http://127.0.0.1:PORT/?token=…#store=…&session=…\`, the printed URL with a link's fragment).
 
-"First entry visible" runs from the navigation start of the page that shows the session (for serve, that address: the page's files, \`/api/stores\` and the session all load after it) to the first frame that lays a message element out inside the viewport (pi: \`#messages > *\`; ours: \`#messages .entry\`), taken in the page: an IntersectionObserver on each such element as a MutationObserver sees it arrive, the time of its first intersecting entry; the median of ${roundsText} (range in brackets), pi, export and serve taking turns. DOM nodes and the longest load task are medians of the same pages; "longest task" is the longest PerformanceObserver long task. Scrolling (the first round's page) moves each list's scrollTop end to end in ${SCROLL_STEPS} steps, one frame apart. pi had ${LIMIT_MS / 1000} s per page.
+"First entry visible" runs from the navigation start of the page that shows the session (for serve, that address: the page's files, \`/api/stores\` and the session all load after it) to the first frame that lays a message element out inside the viewport (pi: \`#messages > *\`; ours: \`#messages .entry\`), taken in the page: an IntersectionObserver on each such element as a MutationObserver sees it arrive, the time of its first intersecting entry; the median of ${roundsText} (range in brackets), pi, export and serve taking turns (in reverse order every other round). DOM nodes and the longest load task are medians of the same pages; "longest task" is the longest PerformanceObserver long task. Scrolling (the first round's page) moves each list's scrollTop end to end in ${SCROLL_STEPS} steps, one frame apart. pi had ${LIMIT_MS / 1000} s per page.
 
 ## Every measurement
 
