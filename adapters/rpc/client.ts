@@ -30,10 +30,7 @@ import {
   errorFromResponse,
   invalidMessage,
   isRpcMessage,
-  pushSchema,
-  responseBatchSchema,
-  responseSchema,
-  resultSchemas,
+  protocolSchemas,
   type RpcCall,
   type RpcOp,
   type RpcRequest,
@@ -329,10 +326,10 @@ class RpcClient implements RpcStorage {
 
   /** The result of a reply to `call`, validated; every failure is a StorageError. */
   private async checked<Op extends RpcOp>(call: Extract<RpcCall, { op: Op }>, label: string, reply: Promise<unknown>): Promise<RpcResult<Op>> {
-    const response = responseSchema.safeParse(await reply);
+    const response = protocolSchemas().responseSchema.safeParse(await reply);
     if (!response.success) throw invalidMessage(`reply to ${label}`, response.error);
     if (!response.data.ok) throw errorFromResponse(response.data);
-    const result = resultSchemas[call.op].safeParse(response.data.result);
+    const result = protocolSchemas().resultSchemas[call.op].safeParse(response.data.result);
     if (!result.success) throw invalidMessage(`result of ${label}`, result.error);
     return result.data as RpcResult<Op>;
   }
@@ -383,13 +380,13 @@ class RpcClient implements RpcStorage {
   private receive(message: unknown): void {
     if (!isRpcMessage(message)) return;
     if ("push" in message) {
-      const push = pushSchema.safeParse(message);
+      const push = protocolSchemas().pushSchema.safeParse(message);
       const onChange = push.success ? this.watches.get(push.data.watchId) : undefined;
       if (push.success && onChange) for (const path of push.data.paths) onChange(path);
       return;
     }
     if ("responses" in message) {
-      const batch = responseBatchSchema.safeParse(message);
+      const batch = protocolSchemas().responseBatchSchema.safeParse(message);
       if (!batch.success) return;
       for (const response of batch.data.responses) this.receive(response);
       return;

@@ -22,8 +22,7 @@ import {
   errorResponse,
   invalidMessage,
   isRpcMessage,
-  requestBatchSchema,
-  requestSchema,
+  protocolSchemas,
   type RpcCall,
   type RpcOp,
   type RpcPush,
@@ -233,7 +232,7 @@ class Connection implements ClientConnection {
   }
 
   async handleBatch(message: unknown): Promise<RpcResponseBatch | RpcResponse> {
-    const batch = requestBatchSchema.safeParse(message);
+    const batch = protocolSchemas().requestBatchSchema.safeParse(message);
     if (!batch.success) return errorResponse(null, invalidMessage("storage request batch", batch.error));
     const { requests } = batch.data;
     const { maxBatchRequests } = this.policy.limits;
@@ -271,7 +270,7 @@ class Connection implements ClientConnection {
 
   /** The response to one request, and the bytes of read data in it (held until the caller returns it). */
   private async answer(request: unknown): Promise<{ response: RpcResponse; replyBytes: number }> {
-    const parsed = requestSchema.safeParse(request);
+    const parsed = protocolSchemas().requestSchema.safeParse(request);
     if (!parsed.success) return { response: errorResponse(requestId(request), invalidMessage("storage request", parsed.error)), replyBytes: 0 };
     const { id, call } = parsed.data;
     if (this.endReason !== undefined) return { response: errorResponse(id, new StorageError("io", `${call.op}: ${this.endReason}`)), replyBytes: 0 };

@@ -299,6 +299,8 @@ describe("rpc adapter", () => {
     expect(noId).toMatchObject({ ok: false, id: null, error: { code: "invalid" } });
     const badPath = await handleStorageRequest(server, { protocol: RPC_PROTOCOL, id: 7, call: { op: "read", path: 5, maxBytes: 1 } });
     expect(badPath).toMatchObject({ ok: false, id: 7, error: { code: "invalid" } });
+    // In English, as the protocol's schemas are built at their first use with zod's English messages.
+    expect((badPath as { error: { message: string } }).error.message).toMatch(/expected string, received number.*call\.path/s);
     const badBytes = await handleStorageRequest(server, {
       protocol: RPC_PROTOCOL,
       id: 8,

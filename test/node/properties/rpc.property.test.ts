@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../../adapters/memory/index.js";
 import { createStorageServer, RPC_PROTOCOL } from "../../../adapters/rpc/index.js";
-import { requestSchema, responseSchema } from "../../../adapters/rpc/protocol.js";
+import { protocolSchemas } from "../../../adapters/rpc/protocol.js";
 import { SEED, settings } from "./fast-check.js";
 
 const path = fc.oneof(
@@ -58,8 +58,8 @@ describe(`rpc request handler properties (fast-check, seed ${SEED})`, () => {
         const connection = server.connect();
         for (const sent of messages) {
           const response = await connection.handle(sent);
-          expect(responseSchema.safeParse(response).success, JSON.stringify(response)).toBe(true);
-          const wellFormed = requestSchema.safeParse(sent).success;
+          expect(protocolSchemas().responseSchema.safeParse(response).success, JSON.stringify(response)).toBe(true);
+          const wellFormed = protocolSchemas().requestSchema.safeParse(sent).success;
           if (!wellFormed) expect(response).toMatchObject({ ok: false, error: { code: "invalid" } });
           // "io" only for a connection this client closed itself (a `close` call).
           if (wellFormed && !response.ok && !connection.ended) expect(response.error.code, response.error.message).not.toBe("io");
