@@ -69,6 +69,8 @@ export default defineConfig({
         },
       },
       {
+        // Bundled before the run: found during it, Vite reloads the page mid-test (markdown.test.ts's imports).
+        optimizeDeps: { include: ["dompurify", "fast-check", "marked", "highlight.js/lib/core", "highlight.js/lib/languages/*"] },
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],

@@ -116,7 +116,7 @@ function previewCsp(): Plugin {
 
 /**
  * The page's first modules in one chunk, `app`: every module main.ts imports statically (the app
- * both modes share, the serve mode, marked, DOMPurify, zod, the HTTP port), which index.html
+ * both modes share, the serve mode, marked, zod, the HTTP port), which index.html
  * preloads beside its entry. The page asks its server for the stores and the session's first bytes
  * as soon as its boot script runs; a browser opens 6 connections to a server, and with the app in
  * 11 files those requests waited behind the files' (by ~400 ms on the bench machine). In 4 files

@@ -4,14 +4,13 @@
  * a long task). Code is shown plain at once and highlighted when its language is there, which is
  * after the frame that shows it first (an exported page has the modules in its script: they
  * would load, and highlight, before its first paint); very long code stays plain (highlighting it
- * would block the page). hljs escapes the text it is given; its output is still sanitized to
- * class-only spans.
+ * would block the page). hljs escapes the text it is given and marks it up with class-only
+ * spans; its output is read as exactly that (highlightedNodes), never parsed as HTML.
  */
 import type { HLJSApi } from "highlight.js";
 import { afterNextPaint } from "./dom.js";
 import { isLanguageName, type LanguageName } from "./highlight-languages.js";
 import { highlightModules } from "./highlight-modules.js";
-import { sanitizeHighlighted } from "./markdown.js";
 
 /** Larger code is shown plain: highlighting cost grows with size, and this bounds one call. */
 const MAX_HIGHLIGHT_CHARS = 100_000;
@@ -102,9 +101,40 @@ function highlightBlock(block: HTMLElement, names: readonly string[]): void {
     html = null;
   }
   block.dataset.highlighted = "yes";
-  if (html === null) return;
+  const nodes = html === null ? null : highlightedNodes(html);
+  if (nodes === null) return;
   block.classList.add("hljs");
-  block.replaceChildren(sanitizeHighlighted(html));
+  block.replaceChildren(nodes);
 }
 
+/** One piece of hljs's HTML: a span with its classes, a span's end, a character it escaped, or text. */
+const HIGHLIGHTED_PIECE = /<span class="([\w -]+)">|<\/span>|&(amp|lt|gt|quot|#x27);|[^<&]+/y;
+const ESCAPED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#x27": "'" };
 
+/** hljs's HTML as DOM, or null when it is anything else (the code then stays plain). */
+export function highlightedNodes(html: string): DocumentFragment | null {
+  const fragment = document.createDocumentFragment();
+  const open: Node[] = [fragment];
+  let text = "";
+  const flush = () => {
+    if (text) open[open.length - 1]!.appendChild(document.createTextNode(text));
+    text = "";
+  };
+  HIGHLIGHTED_PIECE.lastIndex = 0;
+  while (HIGHLIGHTED_PIECE.lastIndex < html.length) {
+    const piece = HIGHLIGHTED_PIECE.exec(html);
+    if (piece === null) return null;
+    if (piece[1] !== undefined) {
+      flush();
+      const span = document.createElement("span");
+      span.className = piece[1];
+      open.push(open[open.length - 1]!.appendChild(span));
+    } else if (piece[0] === "</span>") {
+      if (open.length === 1) return null;
+      flush();
+      open.pop();
+    } else text += piece[2] !== undefined ? ESCAPED[piece[2]]! : piece[0];
+  }
+  flush();
+  return open.length === 1 ? fragment : null;
+}
