@@ -1,7 +1,7 @@
 /**
  * A small element builder. Session files are untrusted (anyone can send an archive), so text only
- * ever reaches the page as text nodes; the one way in for markup is render/markdown.ts, which
- * sanitizes.
+ * ever reaches the page as text nodes, in elements the viewer makes (render/markdown.ts builds
+ * markdown's elements from marked's tokens the same way).
  */
 export type Child = Node | string | number | null | undefined | false;
 

@@ -4,8 +4,8 @@
  * Session text is never parsed as HTML, so nothing in it can become markup: raw HTML shows as
  * text, images become links (nothing remote is loaded), links go only to http(s) and mailto (in
  * a new tab, without a referrer), and no class, id or style comes from the text. The DOM is the
- * one marked's HTML for these tokens would give, sanitized (test/browser/markdown.test.ts checks
- * it against marked and DOMPurify), without an HTML parser or a sanitizer on the first screen.
+ * one marked's HTML for these tokens gives through a sanitizer (test/browser/markdown.test.ts
+ * checks it against marked and DOMPurify), with neither on the page.
  * Bounded before parsing (bounds.ts): long lines are cut, and a text nested too deep is refused
  * (UnboundedText).
  */
