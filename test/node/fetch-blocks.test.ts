@@ -20,8 +20,8 @@ describe("FetchBlocks", () => {
     const asked: string[] = [];
     const fetchRange: RangeFetch = (_path, range) => {
       asked.push(`${range.offset}+${range.length}`);
-      // The first GET is the block; the next, one byte where it ended: the file has not grown.
-      return Promise.resolve(asked.length === 1 ? block.response : "empty");
+      // The first GET is the block; the next, its last byte and the one after: the file has not grown (one byte comes back).
+      return Promise.resolve(asked.length === 1 ? block.response : new Response(file.subarray(range.offset, range.offset + range.length), { status: 206 }));
     };
     const blocks = new FetchBlocks(fetchRange);
     const fetchOwn = () => Promise.reject(new Error("no read should be fetched anew"));
@@ -29,7 +29,7 @@ describe("FetchBlocks", () => {
     expect(await blocks.read("s.jsonl", 0, 4, 0, fetchOwn)).toEqual(file.subarray(0, 4));
     const rest = blocks.read("s.jsonl", 4, 16, 0, fetchOwn);
     // Bytes 4–9 have not come yet, and the question is already asked.
-    await expect.poll(() => asked).toEqual([`0+${16 << 20}`, "10+1"]);
+    await expect.poll(() => asked).toEqual([`0+${16 << 20}`, "9+2"]);
     block.send(file.subarray(4));
     block.end();
     expect(await rest).toEqual(file.subarray(4));
@@ -55,7 +55,8 @@ describe("FetchBlocks", () => {
     const file = new TextEncoder().encode("0123456789abcdef");
     const block = heldResponse(10);
     let gets = 0;
-    const blocks = new FetchBlocks(() => Promise.resolve(++gets === 1 ? block.response : new Response(file.subarray(10, 11), { status: 206 })));
+    // The probe (bytes 9 and 10) is answered from the file as it is now: both are there.
+    const blocks = new FetchBlocks((_path, range) => Promise.resolve(++gets === 1 ? block.response : new Response(file.subarray(range.offset, range.offset + range.length), { status: 206 })));
     block.send(file.subarray(0, 10));
     block.end();
     expect(await blocks.read("s.jsonl", 0, 4, 0, () => Promise.reject(new Error("unexpected")))).toEqual(file.subarray(0, 4));
