@@ -196,3 +196,17 @@ test("the view and uPlot load only when it opens; Close and Esc go back to the s
   await settled(page);
   await expect(page.locator("#insights-by-model")).toBeVisible();
 });
+
+test("the store view of every store, the read-only sample's among them (no cache there to read), asks for nothing that is not there: no failed load, no console error", async ({ page }) => {
+  const failed: string[] = [];
+  page.on("response", (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${decodeURIComponent(new URL(response.url()).pathname)}`)));
+  page.on("console", (message) => void (message.type() === "error" && failed.push(message.text())));
+  await openSession(page, paths[1]!);
+  await page.click("#insights-open");
+  await expect(page.locator("#insights")).toHaveAttribute("data-scope", "store");
+  await settled(page);
+  await expect(page.locator("#insights-by-session tbody tr")).not.toHaveCount(0);
+  // Every store's sessions: the sample's too.
+  await expect(page.locator("#insights-status")).toHaveText(/\d+ sessions/);
+  expect(failed).toEqual([]);
+});

@@ -4,6 +4,7 @@
  * reads a cache file (a listing reads its catalog, a search its index), the server brings that
  * cache up to date in the background, one refresh at a time, for the next client. The server's
  * own writes go only below `.sessionkit/`, and stop at a size cap.
+ * Insights list their folder first (they read only the cache files there are), so listing it asks too.
  */
 import type { SessionInfo } from "../../src/format/types.js";
 import { StorageError, joinPath, type StoragePort } from "../../src/port.js";
@@ -15,7 +16,7 @@ import { INSIGHTS_DIR, readSessionUsage } from "../../src/insights/store-insight
 import { KIT_DIR } from "../store-cache.js";
 
 export interface CacheKeeper {
-  /** The store as clients are served it: reading (or stat-ing) a cache file asks for that cache to be brought up to date. */
+  /** The store as clients are served it: reading (or stat-ing) a cache file, or listing insights' folder, asks for that cache to be brought up to date. */
   readonly served: StoragePort;
   /** The store as the server itself reads it: read-only but for `.sessionkit/`, which it may fill up to its cap. */
   readonly own: StoragePort;
@@ -76,7 +77,10 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
       want(path);
       return storage.stat(path);
     },
-    list: (dir) => storage.list(dir),
+    list(dir) {
+      want(dir);
+      return storage.list(dir);
+    },
     append: (path, data) => storage.append(path, data),
     write: (path, data) => storage.write(path, data),
     truncate: (path, size) => storage.truncate(path, size),
@@ -100,7 +104,7 @@ export function keepCaches(storage: StoragePort, options: { maxBytes: number }):
 
 function cacheOf(path: string): Cache | undefined {
   if (path.startsWith(`${CATALOG_DIR}/`)) return "catalog";
-  if (path.startsWith(`${INSIGHTS_DIR}/`)) return "insights";
+  if (path === INSIGHTS_DIR || path.startsWith(`${INSIGHTS_DIR}/`)) return "insights";
   for (const group of Object.keys(GROUP_SOURCES) as SourceGroup[]) if (path === joinPath(SEARCH_DIR, `${group}.sqlite`)) return group;
   return undefined;
 }

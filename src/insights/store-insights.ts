@@ -123,12 +123,18 @@ function addRecord(file: FileUsage, record: Record<string, unknown>, dialect: Se
   }
 }
 
-function cachePath(dir: string): string {
-  return joinPath(INSIGHTS_DIR, `${encodeURIComponent(dir)}.json`);
+function cacheName(dir: string): string {
+  return `${encodeURIComponent(dir)}.json`;
 }
 
-async function readCache(storage: StoragePort, dir: string): Promise<Cache> {
-  const bytes = await storage.read(cachePath(dir)).catch(() => null);
+/** The cache files there are: one listing, instead of a read per folder that fails where none was written (a served store answers each with a 404, which a browser logs). */
+async function cacheNames(storage: StoragePort): Promise<Set<string>> {
+  const entries = await storage.list(INSIGHTS_DIR).catch((): DirEntry[] => []);
+  return new Set(entries.filter((entry) => entry.kind === "file").map((entry) => entry.name));
+}
+
+async function readCache(storage: StoragePort, dir: string, cached: ReadonlySet<string>): Promise<Cache> {
+  const bytes = cached.has(cacheName(dir)) ? await storage.read(joinPath(INSIGHTS_DIR, cacheName(dir))).catch(() => null) : null;
   if (bytes) {
     try {
       const parsed = cacheSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
@@ -177,12 +183,13 @@ export async function readSessionUsage(storage: StoragePort, sessions: readonly 
     else byDir.set(dir, [info]);
   }
   const found = new Map<string, FileUsage>();
+  const cached = useCache ? await cacheNames(storage) : new Set<string>();
   let done = 0;
   for (const [dir, infos] of byDir) {
     // A folder gone since it was listed: its sessions are left out, as files gone are.
     const entries = await storage.list(dir).catch((): DirEntry[] => []);
     const listed = new Map(entries.filter((entry) => entry.kind === "file").map((entry) => [entry.name, entry]));
-    const cache: Cache = useCache ? await readCache(storage, dir) : { version: CACHE_VERSION, files: {} };
+    const cache: Cache = useCache ? await readCache(storage, dir, cached) : { version: CACHE_VERSION, files: {} };
     // Files still there keep their entries; files gone lose them.
     const next: Record<string, CacheEntry> = {};
     let changed = false;
@@ -206,7 +213,7 @@ export async function readSessionUsage(storage: StoragePort, sessions: readonly 
       if (entry.usage.valid) found.set(info.path, entry.usage);
     });
     if (useCache && changed) {
-      await storage.write(cachePath(dir), new TextEncoder().encode(JSON.stringify({ version: CACHE_VERSION, files: next }))).catch(() => {});
+      await storage.write(joinPath(INSIGHTS_DIR, cacheName(dir)), new TextEncoder().encode(JSON.stringify({ version: CACHE_VERSION, files: next }))).catch(() => {});
     }
   }
   return sessions.flatMap((info) => {

@@ -420,6 +420,19 @@ describe("usage across sessions", () => {
     expect(await headerless(`{ ${toolLine.slice(1)}`)).toEqual([]);
   });
 
+  it("reads only the cache files there are: a store without any lists their folder once and asks for none of them (a served store answers each with a 404, which a browser logs)", async () => {
+    const { storage } = await store();
+    const infos = await SessionManager.listAll(storage);
+    const asked: string[] = [];
+    const watched: typeof storage = { ...storage, read: (path, range) => (asked.push(`read ${path}`), storage.read(path, range)), list: (dir) => (asked.push(`list ${dir}`), storage.list(dir)) };
+    await readSessionUsage(watched, infos);
+    expect(asked.filter((call) => call.includes(INSIGHTS_DIR))).toEqual([`list ${INSIGHTS_DIR}`]);
+    // Written then, and read the next time.
+    asked.length = 0;
+    await readSessionUsage(watched, infos);
+    expect(asked.filter((call) => call.startsWith(`read ${INSIGHTS_DIR}`))).toHaveLength(3);
+  });
+
   it("keeps each file's usage in .sessionkit/insights: an unchanged store is not read again, a grown file only from where it was read, a rewritten one in full", async () => {
     const { storage } = await store();
     const infos = await SessionManager.listAll(storage);
