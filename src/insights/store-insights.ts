@@ -127,6 +127,10 @@ function cacheName(dir: string): string {
   return `${encodeURIComponent(dir)}.json`;
 }
 
+function cachePath(dir: string): string {
+  return joinPath(INSIGHTS_DIR, cacheName(dir));
+}
+
 /** The cache files there are: one listing, instead of a read per folder that fails where none was written (a served store answers each with a 404, which a browser logs). */
 async function cacheNames(storage: StoragePort): Promise<Set<string>> {
   const entries = await storage.list(INSIGHTS_DIR).catch((): DirEntry[] => []);
@@ -134,7 +138,7 @@ async function cacheNames(storage: StoragePort): Promise<Set<string>> {
 }
 
 async function readCache(storage: StoragePort, dir: string, cached: ReadonlySet<string>): Promise<Cache> {
-  const bytes = cached.has(cacheName(dir)) ? await storage.read(joinPath(INSIGHTS_DIR, cacheName(dir))).catch(() => null) : null;
+  const bytes = cached.has(cacheName(dir)) ? await storage.read(cachePath(dir)).catch(() => null) : null;
   if (bytes) {
     try {
       const parsed = cacheSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
@@ -213,7 +217,7 @@ export async function readSessionUsage(storage: StoragePort, sessions: readonly 
       if (entry.usage.valid) found.set(info.path, entry.usage);
     });
     if (useCache && changed) {
-      await storage.write(joinPath(INSIGHTS_DIR, cacheName(dir)), new TextEncoder().encode(JSON.stringify({ version: CACHE_VERSION, files: next }))).catch(() => {});
+      await storage.write(cachePath(dir), new TextEncoder().encode(JSON.stringify({ version: CACHE_VERSION, files: next }))).catch(() => {});
     }
   }
   return sessions.flatMap((info) => {
