@@ -35,9 +35,13 @@ function add<K extends keyof HTMLElementTagNameMap>(parent: Parent, tag: K): HTM
   return parent.appendChild(document.createElement(tag));
 }
 
+function addText(parent: Parent, text: string): void {
+  parent.appendChild(document.createTextNode(text));
+}
+
 /** A newline after a block, as in marked's HTML (the same DOM; it takes no space). */
 function newline(parent: Parent): void {
-  parent.appendChild(document.createTextNode("\n"));
+  addText(parent, "\n");
 }
 
 /** `&name;` and numeric references (marked keeps them in text; a browser reading its HTML shows the character). */
@@ -52,10 +56,6 @@ function shownText(text: string): string {
     referenceDecoder.innerHTML = reference;
     return referenceDecoder.value;
   });
-}
-
-function addText(parent: Parent, text: string): void {
-  parent.appendChild(document.createTextNode(text));
 }
 
 function addBlocks(parent: Parent, tokens: readonly Token[]): void {
